@@ -1,0 +1,7 @@
+"""``python -m sealgraph`` runs the CLI."""
+
+import sys
+
+from sealgraph.cli import main
+
+sys.exit(main())

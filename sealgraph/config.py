@@ -1,0 +1,178 @@
+"""One validated configuration object for the whole pipeline.
+
+:class:`SealConfig` is a frozen pydantic model. It round-trips through
+:meth:`SealConfig.to_dict` / :meth:`SealConfig.from_dict`, and
+:meth:`SealConfig.override` applies dotted ``key=value`` overrides as given on the
+command line (``--set utility.novelty=0.2``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sealgraph.errors import ConfigError
+from sealgraph.packing.config import PackConfig
+
+__all__ = ["LLMConfig", "PackConfig", "RetrievalConfig", "SealConfig", "UtilityWeights"]
+
+
+class RetrievalConfig(BaseModel):
+    """Hybrid retrieval settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lexical_weight: float = Field(default=1.0, ge=0)
+    """Weight of the lexical (BM25) ranking in the fusion."""
+    dense_weight: float = Field(default=1.0, ge=0)
+    """Weight of the dense ranking in the fusion (ignored without an embedder)."""
+    rrf_k: int = Field(default=60, ge=1)
+    """Reciprocal-rank-fusion constant: score = Σ w / (rrf_k + rank)."""
+    pool: int = Field(default=30, ge=1)
+    """Candidates taken from each retriever before fusion."""
+
+
+class UtilityWeights(BaseModel):
+    """λ weights of the entity-first utility S(c) = λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gap_coverage: float = Field(default=1.0, ge=0)
+    """λ1: how much of the open gaps the candidate closes."""
+    corroboration: float = Field(default=0.5, ge=0)
+    """λ2: how well the candidate links to entities already in the ledger and the question."""
+    novelty: float = Field(default=0.3, ge=0)
+    """λ3: share of the candidate's entities not yet in the ledger."""
+    redundancy: float = Field(default=0.5, ge=0)
+    """λ4: overlap with passages already in the evidence set."""
+
+
+class LLMConfig(BaseModel):
+    """Settings of the OpenAI-compatible chat model used in LLM mode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = "gpt-4o-mini"
+    """Chat model name."""
+    base_url: str | None = None
+    """Base URL of any OpenAI-compatible server; None uses the OpenAI API."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable that holds the API key."""
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    """Sampling temperature (0 keeps runs as repeatable as the server allows)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Per-call timeout in seconds."""
+    retries: int = Field(default=1, ge=0, le=5)
+    """Retries of a failed or unparsable call before falling back to the offline reasoner."""
+    structured_output_method: Literal["json_schema", "function_calling", "json_mode"] = (
+        "function_calling"
+    )
+    """``with_structured_output`` method; use function_calling for servers without json_schema."""
+
+
+class SealConfig(BaseModel):
+    """Every knob of the SEAL controller, retrieval, packing and generation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: int = Field(default=3, ge=1, le=100)
+    """Fixed evidence-set size: |E_t| = k at every step."""
+    max_loops: int = Field(default=3, ge=0, le=50)
+    """Loop budget L: most repair loops after the initial search."""
+    epsilon: float = Field(default=0.02, ge=0)
+    """Hysteresis ε: swap only if S(c*) > S(victim) + ε."""
+    dwell: int = Field(default=1, ge=0)
+    """Loops a newly inserted passage is protected from eviction."""
+    replacement: bool = True
+    """False turns fixed-k replacement off: new passages are appended (the ``expand`` ablation)."""
+    micro_query_k: int = Field(default=8, ge=1)
+    """Candidates fetched per micro-query."""
+    max_micro_queries: int = Field(default=6, ge=1)
+    """Most micro-queries issued in one loop (one per gap, highest-priority gaps first)."""
+    budget: int = Field(default=800, ge=16)
+    """Token budget of the final rendered context."""
+    tokenizer_model: str = "gpt-4o"
+    """Model (or tiktoken encoding name) whose tokenizer counts the budget."""
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    """Hybrid retrieval settings."""
+    utility: UtilityWeights = Field(default_factory=UtilityWeights)
+    """λ weights of the entity-first utility."""
+    pack: PackConfig = Field(default_factory=PackConfig)
+    """Packing settings."""
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    """LLM-mode settings (unused offline)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> SealConfig:
+        """Build a config from a (possibly partial, possibly nested) dict."""
+        try:
+            return cls.model_validate(dict(data or {}))
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc)) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe nested dict that :meth:`from_dict` turns back into this config."""
+        return self.model_dump(mode="json")
+
+    def override(self, overrides: Mapping[str, Any] | None) -> SealConfig:
+        """Return a copy with dotted-key overrides applied (``{"utility.novelty": 0.2}``).
+
+        Nested dicts are merged too, so ``{"pack": {"delta": 0.4}}`` works.
+        String values are parsed as JSON when they look like numbers, booleans or objects.
+        """
+        if not overrides:
+            return self
+        data = self.to_dict()
+        for key, value in overrides.items():
+            _set_dotted(data, str(key), _coerce(value))
+        return SealConfig.from_dict(data)
+
+
+def parse_set_args(pairs: list[str] | None) -> dict[str, Any]:
+    """Parse CLI ``key=value`` pairs into a dotted-override dict."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ConfigError(f"--set expects key=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        if not key.strip():
+            raise ConfigError(f"--set expects key=value, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _coerce(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            raise ConfigError(f"unknown config key {key!r}")
+        node = child
+    leaf = parts[-1]
+    if leaf not in node:
+        raise ConfigError(f"unknown config key {key!r}")
+    if isinstance(node[leaf], dict) and isinstance(value, Mapping):
+        node[leaf] = {**node[leaf], **value}
+    else:
+        node[leaf] = value
+
+
+def _explain(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "config"
+        lines.append(f"{loc}: {err['msg']}")
+    return "invalid configuration: " + "; ".join(lines)

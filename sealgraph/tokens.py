@@ -1,0 +1,95 @@
+"""Token-true counting with tiktoken.
+
+Encodings are loaded once per process. tiktoken downloads its BPE files on first
+use; on a machine without network access they must come from a local cache
+(``TIKTOKEN_CACHE_DIR``). When an encoding cannot be loaded we fail fast with a
+message that says how to fix it instead of letting a network error surface deep
+inside a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable
+
+from sealgraph.errors import TokenizerError
+
+DEFAULT_ENCODING = "o200k_base"
+
+
+def encoding_for_model(model: str | None) -> str:
+    """Return the tiktoken encoding name used by ``model`` (o200k_base by default).
+
+    Args:
+        model: A model name such as ``gpt-4o-mini``, or an encoding name, or None.
+    """
+    if not model:
+        return DEFAULT_ENCODING
+    import tiktoken
+
+    if model in tiktoken.list_encoding_names():
+        return model
+    try:
+        return tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        # Unknown (often self-hosted) models: o200k_base is the closest modern BPE.
+        return DEFAULT_ENCODING
+
+
+@functools.lru_cache(maxsize=8)
+def get_encoding(name: str = DEFAULT_ENCODING):
+    """Load a tiktoken encoding, raising :class:`TokenizerError` with a fix on failure."""
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # network errors, hash mismatches, unknown names
+        cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+        where = f"TIKTOKEN_CACHE_DIR={cache}" if cache else "TIKTOKEN_CACHE_DIR is not set"
+        raise TokenizerError(
+            f"cannot load the tiktoken encoding {name!r} ({type(exc).__name__}: {exc}). "
+            f"tiktoken downloads encodings on first use; on an offline machine put the "
+            f"encoding file in a folder and `export TIKTOKEN_CACHE_DIR=/that/folder` "
+            f"({where}), or run once with network access."
+        ) from exc
+
+
+class TokenCounter:
+    """Counts tokens with one encoding, caching counts per distinct text.
+
+    Args:
+        encoding: tiktoken encoding name (see :func:`encoding_for_model`).
+        cache_size: Most distinct texts whose counts are remembered.
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING, cache_size: int = 65536) -> None:
+        self.encoding_name = encoding
+        self._enc = get_encoding(encoding)
+        self._count = functools.lru_cache(maxsize=cache_size)(self._count_uncached)
+
+    def _count_uncached(self, text: str) -> int:
+        return len(self._enc.encode(text, disallowed_special=()))
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        return self._count(text) if text else 0
+
+    def count_many(self, texts: Iterable[str]) -> list[int]:
+        """Return token counts for several texts."""
+        return [self.count(t) for t in texts]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """Return the longest prefix of ``text`` (on a token boundary) within ``max_tokens``."""
+        if max_tokens <= 0:
+            return ""
+        ids = self._enc.encode(text, disallowed_special=())
+        if len(ids) <= max_tokens:
+            return text
+        return self._enc.decode(ids[:max_tokens])
+
+
+@functools.lru_cache(maxsize=8)
+def token_counter(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+    """Return a process-wide shared :class:`TokenCounter` for ``encoding``."""
+    return TokenCounter(encoding)
