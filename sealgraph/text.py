@@ -1,0 +1,67 @@
+"""Small text utilities shared by retrieval, the ledger and packing.
+
+Everything here is deterministic and locale-independent.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+STOPWORDS: frozenset[str] = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each few
+    for from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom whose why will with would you your
+    yours yourself yourselves s t d ll m o re ve y""".split()
+)
+"""English function words ignored by lexical matching."""
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_PAREN_RE = re.compile(r"\s*\([^)]*\)\s*$")
+_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+")
+_POSSESSIVE_RE = re.compile(r"['’]s\b|s['’](?=\s|$)")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (``"Beyoncé"`` → ``"beyonce"``)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def words(text: str) -> list[str]:
+    """Split into folded word tokens (letters and digits; inner apostrophes kept)."""
+    return _WORD_RE.findall(fold(text))
+
+
+def content_words(text: str) -> list[str]:
+    """Words minus stopwords, in order, with repeats."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+@lru_cache(maxsize=200_000)
+def normalize_name(name: str) -> str:
+    """Canonical key of an entity name for alias matching.
+
+    Folds case and accents, drops a trailing parenthetical disambiguator
+    (``"Parklife (album)"`` → ``"parklife"``), possessives, a leading article and
+    punctuation, and collapses whitespace.
+    """
+    text = fold(name).strip()
+    text = _PAREN_RE.sub("", text) or text
+    text = _POSSESSIVE_RE.sub("", text)
+    text = " ".join(_WORD_RE.findall(text))
+    text = _ARTICLE_RE.sub("", text)
+    return text.strip()
+
+
+def lexical_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the content-word sets of two texts (0 when either is empty)."""
+    sa, sb = set(content_words(a)), set(content_words(b))
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
