@@ -24,7 +24,7 @@ STOPWORDS: frozenset[str] = frozenset(
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _PAREN_RE = re.compile(r"\s*\([^)]*\)\s*$")
 _ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+")
-_POSSESSIVE_RE = re.compile(r"['’]s\b|s['’](?=\s|$)")
+_POSSESSIVE_RE = re.compile(r"['’]s\b")
 
 
 def fold(text: str) -> str:
