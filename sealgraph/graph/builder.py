@@ -1,0 +1,108 @@
+"""Build the SEAL state graph.
+
+    search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
+                      ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
+                      └──── changed ←── replace ←─────┘
+                                        └─ no swap improves ─→ pack
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from sealgraph.config import SealConfig
+from sealgraph.graph.context import SealContext
+from sealgraph.graph.state import SealInput, SealOutput, SealState
+from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
+from sealgraph.nodes._common import resolve
+from sealgraph.reasoning.base import Reasoner
+from sealgraph.reasoning.offline import OfflineReasoner
+
+NODE_ORDER = ("search", "extract", "assess", "micro_query", "replace", "pack", "generate")
+"""Node names, in pipeline order."""
+
+
+def _node(fn, default: SealContext):
+    @functools.wraps(fn)
+    def run(state: SealState, config, runtime: Runtime[SealContext]) -> dict[str, Any]:
+        ctx, cfg = resolve(state, runtime, default)
+        return fn(state, ctx, cfg, config)
+
+    return run
+
+
+def _after_assess(state: SealState) -> str:
+    return "pack" if state.get("stop_reason") else "micro_query"
+
+
+def _after_micro_query(state: SealState) -> str:
+    return "pack" if state.get("stop_reason") else "replace"
+
+
+def _after_replace(state: SealState) -> str:
+    return "pack" if state.get("stop_reason") else "extract"
+
+
+def make_reasoner(llm: Any, config: SealConfig) -> Reasoner:
+    """Return the offline reasoner, or an LLM reasoner around a chat model / ``"openai"``."""
+    if llm is None or llm is False:
+        return OfflineReasoner()
+    from sealgraph.reasoning.llm import LLMReasoner, chat_model_from_config
+
+    model = chat_model_from_config(config.llm) if llm in (True, "openai") else llm
+    return LLMReasoner(model, config.llm)
+
+
+def build_graph(
+    index: Any,
+    llm: Any = None,
+    config: SealConfig | dict[str, Any] | None = None,
+    checkpointer: Any = None,
+    *,
+    name: str = "sealgraph",
+):
+    """Build and compile the SEAL graph.
+
+    Args:
+        index: An index directory (str or Path) or a loaded :class:`sealgraph.index.Index`.
+        llm: None for the offline reasoner (default); a LangChain chat model, or
+            ``"openai"`` to build ``ChatOpenAI`` from ``config.llm``, for LLM mode.
+        config: A :class:`SealConfig` or a dict of settings.
+        checkpointer: Any LangGraph checkpointer (persists the state log for
+            replay, forking and stepwise debugging).
+        name: Name of the compiled graph (shown when used as a subgraph).
+
+    Returns:
+        A compiled graph: ``graph.invoke({"question": ...})`` returns ``answer``,
+        ``citations``, ``evidence``, ``context``, ``context_tokens``, ``loops``,
+        ``gaps`` and ``seal_log``.
+    """
+    if isinstance(index, (str, Path)):
+        from sealgraph.index import load_index
+
+        index = load_index(index)
+    cfg = config if isinstance(config, SealConfig) else SealConfig.from_dict(config)
+    default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
+
+    g = StateGraph(SealState, context_schema=SealContext, input_schema=SealInput, output_schema=SealOutput)
+    g.add_node("search", _node(search.search, default))
+    g.add_node("extract", _node(extract.extract, default))
+    g.add_node("assess", _node(assess.assess, default))
+    g.add_node("micro_query", _node(micro_query.micro_query, default))
+    g.add_node("replace", _node(replace.replace, default))
+    g.add_node("pack", _node(pack.pack, default))
+    g.add_node("generate", _node(generate.generate, default))
+    g.add_edge(START, "search")
+    g.add_edge("search", "extract")
+    g.add_edge("extract", "assess")
+    g.add_conditional_edges("assess", _after_assess, ["micro_query", "pack"])
+    g.add_conditional_edges("micro_query", _after_micro_query, ["replace", "pack"])
+    g.add_conditional_edges("replace", _after_replace, ["extract", "pack"])
+    g.add_edge("pack", "generate")
+    g.add_edge("generate", END)
+    return g.compile(checkpointer=checkpointer, name=name)

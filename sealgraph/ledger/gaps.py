@@ -1,0 +1,237 @@
+"""Needs, the gap specification G_t = N(q) \\ U_t, and the sufficiency gate.
+
+A question's needs are expanded into concrete *need items* that a set of passages
+either covers or not:
+
+- ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``mention``: for names the corpus has no document for, a passage mentioning them;
+- ``bridge``: for bridge / multi-step questions, a passage linked to a question
+  entity's passage (the second hop) that can hold an answer of the expected type;
+- ``qualifier``: for comparisons of dates or numbers, a value of that type in each
+  compared entity's passage.
+
+Coverage is graded in [0, 1]; a need is met at >= :data:`MET`. Unmet needs are the
+gaps, each typed as missing entity / relation / qualifier with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sealgraph.ledger.extract import PassageFeatures
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.text import content_words
+
+MET = 0.75
+"""Coverage at which a need counts as met."""
+
+_TYPED = {"date": "date", "number": "number", "place": "place"}
+
+
+@dataclass(frozen=True, slots=True)
+class NeedItem:
+    """One concrete requirement derived from N(q)."""
+
+    kind: str
+    """``entity``, ``mention``, ``bridge`` or ``qualifier``."""
+    key: str
+    """Normalised entity key it is about ('' for a bridge with no resolved anchor)."""
+    name: str
+    """Display name."""
+    targets: tuple[str, ...] = ()
+    """Documents about the entity (entity needs)."""
+    qualifier_type: str | None = None
+    """Value type required (qualifier needs, typed bridge needs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """One entry of the gap specification."""
+
+    kind: str
+    """``missing_entity``, ``missing_relation`` or ``missing_qualifier``."""
+    entity: str
+    """Entity the gap is about (display name)."""
+    relation: str
+    """Relation words the gap asks for ('' when none)."""
+    qualifier: str | None
+    """Qualifier type asked for (``date``, ``number``, ``place``) or None."""
+    reason: str
+    """Why the gap is open, in one sentence."""
+    targets: tuple[str, ...] = ()
+    """Known documents that would close it (from the gazetteer or the ledger's links)."""
+    need: int = -1
+    """Index of the need item it comes from."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "kind": self.kind,
+            "entity": self.entity,
+            "relation": self.relation,
+            "qualifier": self.qualifier,
+            "reason": self.reason,
+            "targets": list(self.targets),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Gap:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            data["kind"],
+            data["entity"],
+            data.get("relation", ""),
+            data.get("qualifier"),
+            data.get("reason", ""),
+            tuple(data.get("targets", ())),
+        )
+
+
+def need_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Expand N(q) into need items."""
+    items: list[NeedItem] = []
+    for e in needs.entities:
+        if e.targets:
+            items.append(NeedItem("entity", e.key, e.name, e.targets))
+        elif len(content_words(e.name)) >= 1:
+            items.append(NeedItem("mention", e.key, e.name))
+    qtype = _TYPED.get(needs.answer_type)
+    if needs.structure in ("bridge", "multi_step"):
+        anchor = next((e for e in needs.entities if e.targets), None)
+        items.append(
+            NeedItem(
+                "bridge",
+                anchor.key if anchor else "",
+                anchor.name if anchor else "",
+                anchor.targets if anchor else (),
+                qtype,
+            )
+        )
+    elif qtype in ("date", "number"):
+        for e in needs.entities:
+            if e.targets:
+                items.append(NeedItem("qualifier", e.key, e.name, e.targets, qtype))
+    return items
+
+
+def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
+    return {d for it in items if it.kind == "entity" for d in it.targets}
+
+
+def cover(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """How well ``passage`` meets ``item`` given the other passages ``context`` (0..1)."""
+    if item.kind == "entity":
+        if passage.doc_id in item.targets:
+            return 1.0
+        return 0.25 if item.key in passage.mentioned_keys() else 0.0
+    if item.kind == "mention":
+        ws = set(content_words(item.name))
+        if not ws:
+            return 0.0
+        share = len(ws & passage.words) / len(ws)
+        return 1.0 if share == 1.0 else 0.5 * share
+    if item.kind == "qualifier":
+        if passage.doc_id in item.targets:
+            return 1.0 if item.qualifier_type in passage.qualifier_types() else 0.3
+        return 0.0
+    # bridge: a passage that is not itself about a question entity, linked to one.
+    entity_docs = _entity_docs(items)
+    if passage.doc_id in entity_docs:
+        return 0.0
+    link = 0.0
+    anchors = [p for p in context if p.doc_id in entity_docs and p.chunk_id != passage.chunk_id]
+    if any(passage.doc_id in a.mentioned_docs() for a in anchors):
+        link = 1.0
+    elif any(a.topic in passage.mentioned_keys() for a in anchors):
+        link = 0.8
+    elif not entity_docs:
+        # Nothing anchors the question in the corpus: any linked pair will do.
+        others = [p for p in context if p.chunk_id != passage.chunk_id]
+        if any(passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs() for o in others):
+            link = 0.8
+    if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
+        link *= 0.6
+    return link
+
+
+def coverage(
+    items: Sequence[NeedItem], passages: Sequence[PassageFeatures]
+) -> list[float]:
+    """Best coverage of every need item by a set of passages."""
+    return [max((cover(it, p, passages, items) for p in passages), default=0.0) for it in items]
+
+
+def gap_spec(
+    needs: QuestionNeeds,
+    items: Sequence[NeedItem],
+    passages: Sequence[PassageFeatures],
+) -> list[Gap]:
+    """Return G_t: the unmet need items as typed gaps with reasons (empty = sufficient)."""
+    gaps: list[Gap] = []
+    cov = coverage(items, passages)
+    relation = " ".join(needs.relation_terms[:6])
+    for i, (it, c) in enumerate(zip(items, cov, strict=True)):
+        if c >= MET:
+            continue
+        if it.kind == "entity":
+            gaps.append(
+                Gap("missing_entity", it.name, "", None,
+                    f"no evidence passage is about {it.name!r}", it.targets, i)
+            )
+        elif it.kind == "mention":
+            gaps.append(
+                Gap("missing_entity", it.name, "", None,
+                    f"{it.name!r} is not mentioned in the evidence", (), i)
+            )
+        elif it.kind == "qualifier":
+            gaps.append(
+                Gap("missing_qualifier", it.name, relation, it.qualifier_type,
+                    f"no {it.qualifier_type} is stated for {it.name!r}", it.targets, i)
+            )
+        else:
+            targets = bridge_targets(needs, items, passages)
+            subject = it.name or "the question's subject"
+            what = f" holding a {it.qualifier_type}" if it.qualifier_type else ""
+            gaps.append(
+                Gap("missing_relation", subject, relation, it.qualifier_type,
+                    f"no passage linked to {subject!r}{what} answers '{relation}'", targets, i)
+            )
+    return gaps
+
+
+def bridge_targets(
+    needs: QuestionNeeds,
+    items: Sequence[NeedItem],
+    passages: Sequence[PassageFeatures],
+    limit: int = 4,
+) -> tuple[str, ...]:
+    """Documents linked from the evidence that could be the bridge, best first.
+
+    A linked document is scored by how many question relation words share a
+    sentence with its mention (the link that answers the question's relation is
+    usually stated in the same sentence).
+    """
+    entity_docs = _entity_docs(items)
+    rel = set(needs.relation_terms)
+    in_set = {p.doc_id for p in passages}
+    scored: dict[str, float] = {}
+    for p in passages:
+        anchor_bonus = 1.0 if (p.doc_id in entity_docs or not entity_docs) else 0.3
+        for sent, m in p.mentions:
+            if len(m.targets) != 1:
+                continue
+            doc = m.targets[0]
+            if doc in in_set or doc in entity_docs:
+                continue
+            sent_words = p.sentence_words[sent] if sent < len(p.sentence_words) else p.words
+            overlap = len(rel & sent_words)
+            score = anchor_bonus * (1.0 + 0.1 * overlap) + (0.2 if m.kind == "title" else 0.0)
+            scored[doc] = max(scored.get(doc, 0.0), score)
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+    return tuple(d for d, _ in ranked[:limit])

@@ -1,0 +1,252 @@
+"""The corpus gazetteer: titles, headings and their aliases mapped to documents.
+
+The offline reasoner links entity mentions to documents through the corpus's own
+structure: a document title (``"Parklife (album)"``), the aliases derived from it
+(``"Parklife"``, an acronym, a surname) and section headings. Mentions are found by
+longest-match over word n-grams, so ``"the Payments Platform Team's budget"``
+links to the document titled *Payments Platform Team*.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sealgraph.text import STOPWORDS, fold, normalize_name
+
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_MAX_KEY_WORDS = 10
+
+# Alias kinds in decreasing reliability; a mention keeps the best kind it matched.
+# Headings rank below a document's own names: a glossary heading "PPT" must not
+# steal the acronym of the team page it describes.
+KIND_RANK = {"title": 0, "alias": 1, "acronym": 2, "heading": 3, "partial": 4}
+
+# Legal-form and generic suffixes that do not change which organisation is meant
+# ("Apple Computer", "Apple Inc." and "Apple" are one entity).
+ORG_SUFFIXES = frozenset(
+    "inc incorporated corp corporation company co ltd limited llc plc gmbh ag sa holdings "
+    "group computer computers".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A gazetteer name found in a text."""
+
+    key: str
+    """Normalised name (see :func:`sealgraph.text.normalize_name`)."""
+    surface: str
+    """The text as written."""
+    start: int
+    """Character offset of the mention in the text."""
+    end: int
+    """Character offset one past the mention."""
+    targets: tuple[str, ...]
+    """Document ids the name refers to (several when ambiguous)."""
+    kind: str
+    """How the name is known: ``title``, ``alias``, ``heading``, ``acronym`` or ``partial``."""
+    capitalized: bool
+    """True when the surface form starts with a capital letter (a proper-noun signal)."""
+
+
+def token_key(token: str) -> str:
+    """Normalise one word token the way :func:`normalize_name` normalises a name."""
+    t = fold(token)
+    if t.endswith(("'s", "’s")):
+        t = t[:-2]
+    return t.replace("’", "'")
+
+
+def tokenize_with_offsets(text: str) -> list[tuple[str, int, int, bool]]:
+    """Return ``(key, start, end, capitalized)`` for every word of ``text``."""
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        out.append((token_key(tok), m.start(), m.end(), tok[:1].isupper()))
+    return out
+
+
+def strip_org_suffix(key: str) -> str:
+    """Drop trailing legal-form words: ``"apple computer"`` → ``"apple"``."""
+    parts = key.split()
+    while len(parts) > 1 and parts[-1] in ORG_SUFFIXES:
+        parts.pop()
+    return " ".join(parts)
+
+
+def acronym(key: str) -> str:
+    """Initials of the content words of a normalised name (``"payments platform team"`` → ``"ppt"``)."""
+    parts = [p for p in key.split() if p not in STOPWORDS]
+    return "".join(p[0] for p in parts) if len(parts) >= 3 else ""
+
+
+def title_aliases(title: str) -> list[tuple[str, str]]:
+    """Derive ``(key, kind)`` aliases of a document title, the title key first.
+
+    Rules (each keeps only non-empty keys that are not stopwords):
+    - the normalised title (parenthetical disambiguator dropped);
+    - the part before a comma (``"Concord, California"`` → ``"concord"``);
+    - the name without legal-form suffixes (``"Apple Inc."`` → ``"apple"``);
+    - an acronym of names with three or more content words;
+    - the last word of a two- or three-word capitalised name (a surname), as ``partial``.
+    """
+    key = normalize_name(title)
+    out: list[tuple[str, str]] = []
+    if not key:
+        return out
+    out.append((key, "title"))
+    if "," in title:
+        head = normalize_name(title.split(",", 1)[0])
+        if head and head != key:
+            out.append((head, "alias"))
+    stripped = strip_org_suffix(key)
+    if stripped != key:
+        out.append((stripped, "alias"))
+    acr = acronym(key)
+    if acr and len(acr) >= 3 and acr not in STOPWORDS:
+        out.append((acr, "acronym"))
+    raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
+    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words):
+        last = token_key(raw_words[-1])
+        if len(last) > 3 and last not in STOPWORDS and last != key:
+            out.append((last, "partial"))
+    return [(k, kind) for k, kind in out if k and k not in STOPWORDS]
+
+
+class Gazetteer:
+    """Maps normalised names to the documents they denote.
+
+    Args:
+        titles: ``(doc_id, title)`` pairs.
+        headings: ``(doc_id, heading)`` pairs (section titles).
+        aliases: ``(doc_id, name)`` pairs of names a document declares for itself
+            ("Payments Platform Team (PPT)", "usually just called Beacon").
+    """
+
+    def __init__(
+        self,
+        titles: Iterable[tuple[str, str]],
+        headings: Iterable[tuple[str, str]] = (),
+        aliases: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        entries: dict[str, dict[str, int]] = {}
+        self.title_key: dict[str, str] = {}
+        for doc_id, title in titles:
+            for i, (key, kind) in enumerate(title_aliases(title)):
+                if i == 0:
+                    self.title_key[doc_id] = key
+                entries.setdefault(key, {})
+                best = entries[key].get(doc_id)
+                rank = KIND_RANK[kind]
+                if best is None or rank < best:
+                    entries[key][doc_id] = rank
+        for doc_id, name in aliases:
+            key = normalize_name(name)
+            if key and key not in STOPWORDS and len(key) > 1:
+                current = entries.setdefault(key, {})
+                if current.get(doc_id, 99) > KIND_RANK["alias"]:
+                    current[doc_id] = KIND_RANK["alias"]
+        for doc_id, heading in headings:
+            key = normalize_name(heading)
+            if key and key not in STOPWORDS and len(key) > 2:
+                rank = KIND_RANK["heading"]
+                current = entries.setdefault(key, {})
+                if doc_id not in current:
+                    current[doc_id] = rank
+        # For each key keep only the targets of its most reliable kind: a title
+        # match beats an alias of another document with the same key.
+        self._entries: dict[str, tuple[tuple[str, ...], str]] = {}
+        inv_rank = {v: k for k, v in KIND_RANK.items()}
+        for key, targets in entries.items():
+            best = min(targets.values())
+            docs = tuple(sorted(d for d, r in targets.items() if r == best))
+            self._entries[key] = (docs, inv_rank[best])
+        self.max_words = min(
+            _MAX_KEY_WORDS, max((len(k.split()) for k in self._entries), default=1)
+        )
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def lookup(self, name: str) -> tuple[tuple[str, ...], str | None]:
+        """Return ``(doc_ids, kind)`` for a name, or ``((), None)`` when unknown."""
+        key = normalize_name(name)
+        hit = self._entries.get(key) or self._entries.get(strip_org_suffix(key))
+        return hit if hit else ((), None)
+
+    def find_mentions(self, text: str, *, min_kind: str = "partial") -> list[Mention]:
+        """Find gazetteer names in ``text`` by greedy longest match, left to right.
+
+        Single lower-case words are only accepted when the name is a title or alias
+        of its own (not a surname or acronym), because common nouns ("music",
+        "lady") would otherwise link everything to everything.
+        """
+        limit = KIND_RANK[min_kind]
+        toks = tokenize_with_offsets(text)
+        out: list[Mention] = []
+        i, n = 0, len(toks)
+        while i < n:
+            found = None
+            for j in range(min(n, i + self.max_words), i, -1):
+                if toks[i][0] in STOPWORDS and j - i == 1:
+                    break
+                key = " ".join(t[0] for t in toks[i:j])
+                hit = self._entries.get(key)
+                if hit is None:
+                    continue
+                docs, kind = hit
+                if KIND_RANK[kind] > limit:
+                    continue
+                cap = toks[i][3]
+                if j - i == 1 and not cap and (kind != "title" or len(key) < 4):
+                    continue
+                if kind in ("partial", "acronym") and not cap:
+                    continue
+                found = Mention(
+                    key=key,
+                    surface=text[toks[i][1] : toks[j - 1][2]],
+                    start=toks[i][1],
+                    end=toks[j - 1][2],
+                    targets=docs,
+                    kind=kind,
+                    capitalized=cap,
+                )
+                i = j
+                break
+            if found is None:
+                i += 1
+            else:
+                out.append(found)
+        return out
+
+
+_DECLARED_RE = re.compile(
+    r"\(([A-Z][A-Za-z0-9&]{1,9})\)"
+    r"|\b(?:also known as|known as|called|nicknamed|abbreviated(?: as)?|or simply)\s+"
+    r"(?:the\s+)?[\"“']?([A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&.-]*){0,4})"
+)
+
+
+def declared_aliases(title: str, lead_text: str) -> list[str]:
+    """Names a document declares for its own subject in its opening text.
+
+    Reads an acronym in brackets right after the title ("Payments Platform Team
+    (PPT)") and names introduced by "also known as", "called", "or simply".
+    """
+    out = []
+    head = lead_text[:600]
+    for m in _DECLARED_RE.finditer(head):
+        name = m.group(1) or m.group(2)
+        if m.group(1):
+            # Only an acronym that follows the title itself, not any bracketed word.
+            before = head[: m.start()].rstrip()
+            if not fold(before).endswith(fold(title.split(" (")[0])[-20:]):
+                continue
+        if name and normalize_name(name) != normalize_name(title):
+            out.append(name.strip(" .,"))
+    return list(dict.fromkeys(out))

@@ -1,0 +1,80 @@
+"""Per-index knowledge the offline reasoner reuses across questions.
+
+The gazetteer is built once per loaded index from its titles and headings, and the
+features of each passage (mentions, qualifiers, words) are computed once and cached,
+so a question only pays for the passages it touches for the first time.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from sealgraph.ledger.extract import PassageFeatures, passage_features
+from sealgraph.ledger.gazetteer import Gazetteer
+
+
+class CorpusKnowledge:
+    """Gazetteer, passage features and question relevance for one index.
+
+    Args:
+        index: A loaded :class:`sealgraph.index.Index`.
+    """
+
+    def __init__(self, index) -> None:
+        self.index = index
+        titles = list(index.titles())
+        self.doc_titles: dict[str, str] = dict(titles)
+        headings = []
+        for chunk_id, heading in index.headings():
+            headings.append((index.get_chunk(chunk_id).doc_id, heading))
+        self.gazetteer = Gazetteer(titles, headings)
+        self._features: dict[str, PassageFeatures] = {}
+        self._lock = threading.Lock()
+
+    def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
+        """Return (cached) passage features for chunk ids, in order."""
+        missing = [c for c in chunk_ids if c not in self._features]
+        if missing:
+            chunks = self.index.get_chunks(missing)
+            computed = {c.chunk_id: passage_features(c, self.gazetteer) for c in chunks}
+            with self._lock:
+                self._features.update(computed)
+        return [self._features[c] for c in chunk_ids]
+
+    def relevance(self, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Question relevance of each chunk in [0, 1].
+
+        BM25 scores are divided by the best score in the set; with dense vectors,
+        the average with the clipped cosine similarity is taken.
+        """
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        lex = np.asarray(self.index.score_lexical(question, ids), dtype=np.float64)
+        top = float(lex.max()) if lex.size else 0.0
+        rel = lex / top if top > 0 else np.zeros(len(ids))
+        if self.index.has_dense:
+            qv = self.index.embed_query(question)
+            vecs = self.index.chunk_vectors(ids)
+            if qv is not None and vecs is not None:
+                cos = np.clip(vecs @ qv, 0.0, 1.0)
+                rel = 0.5 * rel + 0.5 * cos
+        return {c: float(round(r, 6)) for c, r in zip(ids, rel, strict=True)}
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def knowledge_for(index) -> CorpusKnowledge:
+    """Return the shared :class:`CorpusKnowledge` of an index (built on first use)."""
+    with _CACHE_LOCK:
+        kn = _CACHE.get(index)
+        if kn is None:
+            kn = CorpusKnowledge(index)
+            _CACHE[index] = kn
+        return kn

@@ -1,0 +1,86 @@
+"""Micro-queries: one atomic, entity-anchored query per gap.
+
+A micro-query names one entity and, when the gap is about a relation or a
+qualifier, the words of that relation ("Sofia Coppola date of birth", not "tell me
+about Sofia Coppola"). It carries the documents the gazetteer or the ledger's links
+already point to, so retrieval can look them up by title before searching.
+Queries already issued are never repeated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sealgraph.ledger.gaps import Gap
+from sealgraph.text import normalize_name
+
+_QUALIFIER_WORDS = {"date": "date year", "number": "number", "place": "place location"}
+
+
+@dataclass(frozen=True, slots=True)
+class MicroQuery:
+    """An atomic query for one gap."""
+
+    text: str
+    """Query text for hybrid search."""
+    entity: str
+    """The entity it is anchored on ('' when none)."""
+    gap_kind: str
+    """Kind of the gap it serves."""
+    title_targets: tuple[str, ...] = ()
+    """Documents to fetch by exact title/alias lookup before searching."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "text": self.text,
+            "entity": self.entity,
+            "gap_kind": self.gap_kind,
+            "title_targets": list(self.title_targets),
+        }
+
+
+def _query_key(text: str) -> str:
+    return normalize_name(text)
+
+
+def micro_queries(
+    gaps: Sequence[Gap],
+    issued: Iterable[str],
+    *,
+    doc_titles: dict[str, str],
+    limit: int = 6,
+) -> list[MicroQuery]:
+    """Return at most ``limit`` new micro-queries, one per gap (plus one per bridge target).
+
+    Args:
+        gaps: The gap specification, in priority order.
+        issued: Texts of micro-queries issued in earlier loops (never repeated).
+        doc_titles: Title of every document id a gap may point to.
+        limit: Most queries returned.
+    """
+    seen = {_query_key(q) for q in issued}
+    out: list[MicroQuery] = []
+
+    def add(q: MicroQuery) -> None:
+        key = _query_key(q.text)
+        if key and key not in seen and len(out) < limit:
+            seen.add(key)
+            out.append(q)
+
+    for gap in gaps:
+        if gap.kind == "missing_entity":
+            add(MicroQuery(gap.entity, gap.entity, gap.kind, gap.targets))
+        elif gap.kind == "missing_qualifier":
+            words = gap.relation or _QUALIFIER_WORDS.get(gap.qualifier or "", "")
+            add(MicroQuery(f"{gap.entity} {words}".strip(), gap.entity, gap.kind, gap.targets))
+        else:
+            if gap.targets:
+                for doc in gap.targets:
+                    title = doc_titles.get(doc, "")
+                    if title:
+                        add(MicroQuery(f"{title} {gap.relation}".strip(), title, gap.kind, (doc,)))
+            anchor = gap.entity if gap.entity and not gap.entity.startswith("the question") else ""
+            add(MicroQuery(f"{anchor} {gap.relation}".strip(), anchor, gap.kind, ()))
+    return out

@@ -1,0 +1,202 @@
+"""Fixed-k replacement: evict the weakest passage only for a clearly better one.
+
+The evidence set never grows past k. Per step, the best candidate c* is compared
+with the *victim*, the lowest-utility passage not protected by the dwell guard;
+the swap happens only if S(c*) > S(victim) + ε (hysteresis, against thrashing).
+A swapped-in passage is protected for ``dwell`` loops, and an evicted passage is
+blocklisted so it never comes back. While the set holds fewer than k passages
+(a tiny corpus) the best candidate is added instead.
+
+These functions are pure: the caller supplies a scoring function and receives the
+new set plus one decision record per swap or refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sealgraph.ledger.utility import UtilityScore
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One member of the evidence set."""
+
+    chunk_id: str
+    """The passage."""
+    inserted_loop: int
+    """Loop in which it entered the set (0 = initial search)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One replacement decision (becomes a log event)."""
+
+    action: str
+    """``swap``, ``fill``, ``append`` or ``refuse``."""
+    reason: str
+    """Why, in one sentence."""
+    candidate: str | None = None
+    """Best candidate considered."""
+    victim: str | None = None
+    """Passage evicted (swap) or that would have been (refuse)."""
+    candidate_score: UtilityScore | None = None
+    """S(c*) with components."""
+    victim_score: UtilityScore | None = None
+    """S(victim) with components."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplacementResult:
+    """Outcome of one replacement step."""
+
+    evidence: tuple[Slot, ...]
+    """The new evidence set."""
+    decisions: tuple[Decision, ...]
+    """Every swap, fill and refusal, in order."""
+    evicted: tuple[str, ...] = field(default=())
+    """Passages evicted in this step (to blocklist)."""
+
+    @property
+    def changed(self) -> bool:
+        """True when at least one passage entered the set."""
+        return any(d.action in ("swap", "fill", "append") for d in self.decisions)
+
+
+def protected(slot: Slot, loop: int, dwell: int) -> bool:
+    """True while a passage inserted in a repair loop is within its dwell time."""
+    return slot.inserted_loop > 0 and loop - slot.inserted_loop < dwell
+
+
+def evict_victim(
+    evidence: Sequence[Slot], scores: dict[str, UtilityScore], loop: int, dwell: int
+) -> Slot | None:
+    """Return the lowest-utility passage not protected by the dwell guard (None if all are)."""
+    open_slots = [s for s in evidence if not protected(s, loop, dwell)]
+    if not open_slots:
+        return None
+    # Ties: evict the one that entered last, then by id, so the result is deterministic.
+    return min(open_slots, key=lambda s: (scores[s.chunk_id].total, -s.inserted_loop, s.chunk_id))
+
+
+ScoreSet = Callable[[Sequence[str]], dict[str, UtilityScore]]
+"""Scores every passage of a set of ids against the rest of that set."""
+ScoreCandidate = Callable[[str, Sequence[str]], UtilityScore]
+"""Scores one candidate id against a set of ids."""
+
+
+def replacement_step(
+    evidence: Sequence[Slot],
+    candidates: Sequence[str],
+    *,
+    k: int,
+    loop: int,
+    dwell: int,
+    epsilon: float,
+    score_set: ScoreSet,
+    score_candidate: ScoreCandidate,
+    blocklist: frozenset[str] = frozenset(),
+    max_swaps: int = 3,
+) -> ReplacementResult:
+    """Run up to ``max_swaps`` fill/swap decisions of one loop.
+
+    Args:
+        evidence: Current set E_t (at most k slots).
+        candidates: Candidate passage ids, any order (duplicates, members of the
+            set and blocklisted ids are ignored).
+        k: Fixed set size.
+        loop: Current loop number (>= 1).
+        dwell: Loops a newly inserted passage is protected.
+        epsilon: Hysteresis margin.
+        score_set: Scores the members of a set against each other.
+        score_candidate: Scores a candidate against a set.
+        blocklist: Passages never to (re)admit.
+        max_swaps: Most changes in this step.
+    """
+    slots = list(evidence)
+    decisions: list[Decision] = []
+    evicted: list[str] = []
+    pool = [
+        c for c in dict.fromkeys(candidates) if c not in blocklist and c not in {s.chunk_id for s in slots}
+    ]
+    for _ in range(max_swaps):
+        ids = [s.chunk_id for s in slots]
+        pool = [c for c in pool if c not in ids and c not in evicted]
+        if not pool:
+            decisions.append(Decision("refuse", "no new candidate passages"))
+            break
+        cand_scores = {c: score_candidate(c, ids) for c in pool}
+        best = min(pool, key=lambda c: (-cand_scores[c].total, c))
+        s_best = cand_scores[best]
+        if len(slots) < k:
+            slots.append(Slot(best, loop))
+            decisions.append(
+                Decision("fill", f"set has {len(ids)} < k={k} passages", best, None, s_best)
+            )
+            continue
+        set_scores = score_set(ids)
+        victim = evict_victim(slots, set_scores, loop, dwell)
+        if victim is None:
+            decisions.append(
+                Decision("refuse", "every passage is protected by the dwell guard", best, None, s_best)
+            )
+            break
+        s_victim = set_scores[victim.chunk_id]
+        # Compare against the set without the victim: the candidate replaces it.
+        rest = [i for i in ids if i != victim.chunk_id]
+        s_best = score_candidate(best, rest)
+        for c in pool:  # re-rank against the set it would actually join
+            if c != best:
+                sc = score_candidate(c, rest)
+                if sc.total > s_best.total or (sc.total == s_best.total and c < best):
+                    best, s_best = c, sc
+        if s_best.total > s_victim.total + epsilon:
+            slots = [Slot(best, loop) if s.chunk_id == victim.chunk_id else s for s in slots]
+            evicted.append(victim.chunk_id)
+            decisions.append(
+                Decision(
+                    "swap",
+                    f"S(c*)={s_best.total:.3f} > S(victim)={s_victim.total:.3f} + ε={epsilon}",
+                    best,
+                    victim.chunk_id,
+                    s_best,
+                    s_victim,
+                )
+            )
+        else:
+            decisions.append(
+                Decision(
+                    "refuse",
+                    f"S(c*)={s_best.total:.3f} <= S(victim)={s_victim.total:.3f} + ε={epsilon}",
+                    best,
+                    victim.chunk_id,
+                    s_best,
+                    s_victim,
+                )
+            )
+            break
+    return ReplacementResult(tuple(slots), tuple(decisions), tuple(evicted))
+
+
+def expansion_step(
+    evidence: Sequence[Slot],
+    candidates: Sequence[str],
+    *,
+    loop: int,
+    n_add: int,
+    score_candidate: ScoreCandidate,
+    blocklist: frozenset[str] = frozenset(),
+) -> ReplacementResult:
+    """The ``expand`` ablation: append the ``n_add`` best new candidates, evicting nothing."""
+    slots = list(evidence)
+    ids = [s.chunk_id for s in slots]
+    pool = [c for c in dict.fromkeys(candidates) if c not in blocklist and c not in ids]
+    scored = sorted(((score_candidate(c, ids), c) for c in pool), key=lambda t: (-t[0].total, t[1]))
+    decisions = []
+    for sc, c in scored[:n_add]:
+        slots.append(Slot(c, loop))
+        decisions.append(Decision("append", "expansion mode adds retrieved passages", c, None, sc))
+    if not decisions:
+        decisions.append(Decision("refuse", "no new candidate passages"))
+    return ReplacementResult(tuple(slots), tuple(decisions), ())

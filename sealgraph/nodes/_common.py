@@ -1,0 +1,54 @@
+"""Helpers every node uses: resolve the runtime context and write events."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sealgraph.config import SealConfig
+from sealgraph.graph.context import SealContext
+from sealgraph.graph.events import Event, make_event
+
+
+def resolve(state: dict[str, Any], runtime: Any, default: SealContext) -> tuple[SealContext, SealConfig]:
+    """Return the run's context (``runtime.context`` may be None) and effective config."""
+    ctx = getattr(runtime, "context", None) or default
+    overrides = state.get("config")
+    cfg = ctx.config.override(overrides) if overrides else ctx.config
+    return ctx, cfg
+
+
+class EventWriter:
+    """Collects one node call's events, stamping step, loop and elapsed time."""
+
+    def __init__(self, node: str, config: RunnableConfig | None, loop: int) -> None:
+        self.node = node
+        meta = (config or {}).get("metadata") or {}
+        self.step = int(meta.get("langgraph_step", 0))
+        self.loop = loop
+        self._t0 = time.perf_counter()
+        self.events: list[Event] = []
+
+    def add(self, kind: str, message: str, data: dict[str, Any] | None = None, *, llm_calls: int = 0, tokens: int = 0) -> None:
+        """Append one event."""
+        self.events.append(
+            make_event(self.node, kind, message, data, step=self.step, loop=self.loop, llm_calls=llm_calls, tokens=tokens)
+        )
+
+    def done(self) -> list[Event]:
+        """Return the events with the node's elapsed milliseconds filled in."""
+        ms = round((time.perf_counter() - self._t0) * 1000, 3)
+        for e in self.events:
+            e["ms"] = ms
+        return self.events
+
+    def outcome_notes(self, outcome: Any, step: str) -> None:
+        """Log the LLM calls, retries and fallbacks reported by a reasoner step."""
+        calls = int(getattr(outcome, "llm_calls", 0))
+        if calls:
+            self.add("llm_call", f"{step}: {calls} LLM call(s)", {"step": step}, llm_calls=calls)
+        for note in getattr(outcome, "notes", ()):
+            kind = "llm_fallback" if getattr(outcome, "fallback", False) else "llm_note"
+            self.add(kind, f"{step}: {note}", {"step": step})

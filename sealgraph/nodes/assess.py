@@ -1,0 +1,42 @@
+"""Assess: the sufficiency gate writes the gap specification G_t."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.gaps import need_items
+from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.ledger import EntityLedger
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.nodes._common import EventWriter
+
+
+def assess(state, ctx, cfg, config) -> dict:
+    """Compare N(q) with the evidence; decide whether to loop."""
+    loop = state.get("loop", 0)
+    w = EventWriter("assess", config, loop)
+    needs = QuestionNeeds.from_dict(state["needs"])
+    items = need_items(needs)
+    feats = knowledge_for(ctx.index).features([s["chunk_id"] for s in state["slots"]])
+    outcome = ctx.reasoner.assess(needs, items, feats, EntityLedger.from_dict(state.get("ledger")))
+    w.outcome_notes(outcome, "assess")
+    gaps = outcome.value
+    for g in gaps:
+        w.add("gap", f"{g.kind}: {g.reason}", g.to_dict())
+    sufficient = not gaps
+    stop = ""
+    if sufficient:
+        stop = "sufficient: every need of the question is covered"
+    elif loop >= cfg.max_loops:
+        stop = f"loop budget spent (L={cfg.max_loops})"
+    w.add(
+        "assess",
+        "sufficient" if sufficient else f"{len(gaps)} gap(s) open",
+        {"sufficient": sufficient, "n_gaps": len(gaps), "needs": [i.kind for i in items]},
+    )
+    if stop:
+        w.add("stop", stop, {"loop": loop})
+    return {
+        "gaps": [g.to_dict() for g in gaps],
+        "sufficient": sufficient,
+        "stop_reason": stop,
+        "seal_log": w.done(),
+    }

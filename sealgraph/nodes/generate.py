@@ -1,0 +1,25 @@
+"""Generate: the answer with citations to the packed spans."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.gaps import Gap
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.nodes._common import EventWriter
+from sealgraph.pipeline import citations_for, span_texts
+
+
+def generate(state, ctx, cfg, config) -> dict:
+    """Answer from the packed context, citing spans as [n]."""
+    w = EventWriter("generate", config, state.get("loop", 0))
+    needs = QuestionNeeds.from_dict(state["needs"])
+    gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
+    packed = state.get("packed", [])
+    outcome = ctx.reasoner.generate(needs, span_texts(packed), gaps)
+    w.outcome_notes(outcome, "generate")
+    ans = outcome.value
+    w.add(
+        "answer",
+        ans.answer,
+        {"cited": list(ans.cited), "insufficient": ans.insufficient, "reasoner": ctx.reasoner.name},
+    )
+    return {"answer": ans.answer, "citations": citations_for(packed, ans), "seal_log": w.done()}

@@ -1,0 +1,41 @@
+"""Micro-query: one atomic query per gap, and the candidates they retrieve."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.candidates import gather_candidates
+from sealgraph.ledger.gaps import Gap
+from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.nodes._common import EventWriter
+
+
+def micro_query(state, ctx, cfg, config) -> dict:
+    """Plan micro-queries for the open gaps and gather candidate passages."""
+    loop = state.get("loop", 0) + 1
+    w = EventWriter("micro_query", config, loop)
+    needs = QuestionNeeds.from_dict(state["needs"])
+    gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
+    kn = knowledge_for(ctx.index)
+    outcome = ctx.reasoner.plan(needs, gaps, state.get("issued", []), kn.doc_titles, cfg.max_micro_queries)
+    w.outcome_notes(outcome, "plan")
+    queries = outcome.value
+    exclude = {s["chunk_id"] for s in state["slots"]} | set(state.get("blocklist", []))
+    candidates = gather_candidates(ctx.index, queries, cfg, exclude)
+    for q in queries:
+        w.add(
+            "micro_query",
+            f"{q.text!r} ({q.gap_kind}) -> {len(candidates[q.text])} candidate(s)",
+            {**q.to_dict(), "candidates": candidates[q.text]},
+        )
+    update = {
+        "loop": loop,
+        "queries": [q.to_dict() for q in queries],
+        "issued": [*state.get("issued", []), *(q.text for q in queries)],
+        "candidates": candidates,
+    }
+    if not any(candidates.values()):
+        why = "no new micro-queries" if not queries else "micro-queries found no new passages"
+        w.add("stop", why, {"loop": loop})
+        update["stop_reason"] = why
+    update["seal_log"] = w.done()
+    return update

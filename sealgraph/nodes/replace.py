@@ -1,0 +1,76 @@
+"""Rank and replace: entity-first utility and fixed-k replacement."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.gaps import need_items
+from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.replacement import Slot, expansion_step, replacement_step
+from sealgraph.ledger.utility import score_set, utility
+from sealgraph.nodes._common import EventWriter
+
+
+def replace(state, ctx, cfg, config) -> dict:
+    """Score candidates and incumbents with S(c); swap, fill or refuse."""
+    loop = state["loop"]
+    w = EventWriter("replace", config, loop)
+    needs = QuestionNeeds.from_dict(state["needs"])
+    items = need_items(needs)
+    kn = knowledge_for(ctx.index)
+    slots = [Slot(s["chunk_id"], s["inserted_loop"]) for s in state["slots"]]
+    pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
+    ids_all = [s.chunk_id for s in slots] + pool
+    feats = dict(zip(ids_all, kn.features(ids_all), strict=True))
+    relevance = kn.relevance(needs.question, ids_all)
+    weights = cfg.utility
+
+    def score_candidate(cid, set_ids):
+        return utility(feats[cid], [feats[i] for i in set_ids], items, relevance, weights)
+
+    def score_members(set_ids):
+        return score_set([feats[i] for i in set_ids], items, relevance, weights)
+
+    blocklist = frozenset(state.get("blocklist", []))
+    if cfg.replacement:
+        result = replacement_step(
+            slots, pool, k=cfg.k, loop=loop, dwell=cfg.dwell, epsilon=cfg.epsilon,
+            score_set=score_members, score_candidate=score_candidate, blocklist=blocklist,
+            max_swaps=max(1, len(state.get("queries", []))),
+        )
+    else:
+        result = expansion_step(
+            slots, pool, loop=loop, n_add=max(1, len(state.get("queries", []))),
+            score_candidate=score_candidate, blocklist=blocklist,
+        )
+    base_ids = [s.chunk_id for s in slots]
+    scored = sorted(
+        (score_candidate(c, base_ids) for c in pool), key=lambda s: (-s.total, s.chunk_id)
+    )
+    w.add(
+        "candidates",
+        f"{len(pool)} candidate(s) scored; best {scored[0].chunk_id} S={scored[0].total:.3f}"
+        if scored else "no candidates",
+        {"scores": [s.to_dict() for s in scored],
+         "incumbents": [s.to_dict() for s in score_members(base_ids).values()]},
+    )
+    for d in result.decisions:
+        w.add(
+            d.action,
+            f"{d.action} {d.victim or ''} -> {d.candidate or ''}: {d.reason}".replace("  ", " "),
+            {
+                "candidate": d.candidate,
+                "victim": d.victim,
+                "reason": d.reason,
+                "candidate_score": d.candidate_score.to_dict() if d.candidate_score else None,
+                "victim_score": d.victim_score.to_dict() if d.victim_score else None,
+            },
+        )
+    update = {
+        "slots": [{"chunk_id": s.chunk_id, "inserted_loop": s.inserted_loop} for s in result.evidence],
+        "blocklist": [*state.get("blocklist", []), *result.evicted],
+    }
+    if not result.changed:
+        update["stop_reason"] = "no swap improves the evidence set"
+        w.add("stop", update["stop_reason"], {"loop": loop})
+    update["seal_log"] = w.done()
+    return update

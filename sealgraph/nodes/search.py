@@ -1,0 +1,57 @@
+"""Search: read N(q) and retrieve the initial top-k evidence set."""
+
+from __future__ import annotations
+
+from sealgraph.errors import InputError
+from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.needs import question_needs
+from sealgraph.nodes._common import EventWriter
+
+MAX_QUESTION_CHARS = 4000
+
+
+def validate_question(question: object) -> str:
+    """Return the stripped question or raise :class:`InputError`."""
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    q = " ".join(question.split())
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(
+            f"the question is {len(q)} characters long; the limit is {MAX_QUESTION_CHARS}"
+        )
+    return q
+
+
+def search(state, ctx, cfg, config) -> dict:
+    """Initial hybrid top-k retrieval."""
+    w = EventWriter("search", config, 0)
+    question = validate_question(state.get("question"))
+    kn = knowledge_for(ctx.index)
+    needs = question_needs(question, kn.gazetteer)
+    w.add(
+        "needs",
+        f"answer type {needs.answer_type}, {needs.structure} question naming "
+        f"{', '.join(e.name for e in needs.entities) or 'no known entity'}",
+        needs.to_dict(),
+    )
+    hits = ctx.index.search_hybrid(question, cfg.k, cfg.retrieval)
+    slots = [{"chunk_id": h.chunk_id, "inserted_loop": 0} for h in hits[: cfg.k]]
+    w.add(
+        "retrieved",
+        f"initial top-{cfg.k}: " + ", ".join(h.chunk_id for h in hits[: cfg.k]),
+        {"hits": [{"chunk_id": h.chunk_id, "score": round(h.score, 6), "rank": h.rank} for h in hits]},
+    )
+    return {
+        "question": question,
+        "needs": needs.to_dict(),
+        "slots": slots,
+        "ledger": {},
+        "issued": [],
+        "blocklist": [],
+        "candidates": {},
+        "queries": [],
+        "loop": 0,
+        "stop_reason": "",
+        "sufficient": False,
+        "seal_log": w.done(),
+    }

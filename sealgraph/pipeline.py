@@ -1,0 +1,122 @@
+"""Plain-function steps shared by the graph and the evaluation harness.
+
+:func:`pack_evidence` and :func:`answer_from_evidence` run the pack and generate
+steps on any evidence set, so flat baselines are packed and answered by exactly
+the same code as the SEAL graph.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from sealgraph.config import SealConfig
+from sealgraph.ledger.gaps import Gap, gap_spec, need_items
+from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.needs import QuestionNeeds, question_needs
+from sealgraph.packing import PackResult, pack
+from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
+from sealgraph.reasoning.offline import OfflineReasoner
+from sealgraph.tokens import encoding_for_model, token_counter
+from sealgraph.types import Chunk
+
+
+def focus_terms(needs: QuestionNeeds, gaps: Sequence[Gap], doc_titles: dict[str, str]) -> list[str]:
+    """Entity names and gap targets that make a span answer-bearing."""
+    terms = [e.name for e in needs.entities]
+    for g in gaps:
+        terms.extend(doc_titles.get(d, "") for d in g.targets)
+    return [t for t in dict.fromkeys(terms) if t]
+
+
+def pack_evidence(
+    needs: QuestionNeeds,
+    chunks: Sequence[Chunk],
+    index,
+    config: SealConfig,
+    gaps: Sequence[Gap] = (),
+) -> PackResult:
+    """Pack an evidence set under ``config.budget`` with ``config.pack``."""
+    kn = knowledge_for(index)
+    ids = [c.chunk_id for c in chunks]
+    relevance = kn.relevance(needs.question, ids)
+    counter = token_counter(encoding_for_model(config.tokenizer_model))
+    embed = None
+    query_vector = None
+    if index.has_dense and config.pack.strategy in ("window", "auto") or config.pack.semantic_delta:
+        embed = getattr(index, "embed_texts", None)
+        query_vector = index.embed_query(needs.question) if index.has_dense else None
+    return pack(
+        needs.question,
+        list(chunks),
+        budget=config.budget,
+        counter=counter,
+        config=config.pack,
+        relevance=[relevance.get(i, 0.0) for i in ids],
+        focus_terms=focus_terms(needs, gaps, kn.doc_titles),
+        answer_type=needs.answer_type,
+        embed=embed,
+        query_vector=query_vector,
+        neighbors=index.neighbors,
+    )
+
+
+def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
+    """The packed spans as JSON-safe dicts (kept in the graph state)."""
+    return [
+        {"n": s.n, "doc_id": s.doc_id, "title": s.title, "chunk_ids": list(s.chunk_ids),
+         "text": s.text, "tokens": s.tokens}
+        for s in result.spans
+    ]
+
+
+def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
+    """The packed spans as the answerer sees them."""
+    return [SpanText(p["n"], p["doc_id"], p["title"], p["text"]) for p in packed]
+
+
+def citations_for(packed: Sequence[dict[str, Any]], answer: GeneratedAnswer) -> list[dict[str, Any]]:
+    """Map every cited [n] to its chunk ids and text."""
+    by_n = {p["n"]: p for p in packed}
+    return [
+        {"n": n, "chunk_id": by_n[n]["chunk_ids"][0], "chunk_ids": by_n[n]["chunk_ids"],
+         "doc_id": by_n[n]["doc_id"], "title": by_n[n]["title"], "text": by_n[n]["text"]}
+        for n in answer.cited
+        if n in by_n
+    ]
+
+
+def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
+    """The packing trace as JSON-safe dicts."""
+    return [dataclasses.asdict(d) for d in result.trace]
+
+
+def answer_from_evidence(
+    question: str,
+    chunks: Sequence[Chunk],
+    index,
+    config: SealConfig,
+    reasoner: Reasoner | None = None,
+) -> dict[str, Any]:
+    """Pack and answer an arbitrary evidence set (used for the flat baselines).
+
+    The sufficiency gate is applied exactly as in the graph, so every method is
+    answered under the same rules.
+    """
+    reasoner = reasoner or OfflineReasoner()
+    kn = knowledge_for(index)
+    needs = question_needs(question, kn.gazetteer)
+    feats = kn.features([c.chunk_id for c in chunks])
+    gaps = gap_spec(needs, need_items(needs), feats)
+    result = pack_evidence(needs, chunks, index, config, gaps)
+    packed = packed_dicts(result)
+    generated = reasoner.generate(needs, span_texts(packed), gaps).value
+    return {
+        "answer": generated.answer,
+        "citations": citations_for(packed, generated),
+        "context": result.context,
+        "context_tokens": result.tokens,
+        "gaps": [g.to_dict() for g in gaps],
+    }
