@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sealgraph.ledger.extract import PassageFeatures, passage_features
-from sealgraph.ledger.gazetteer import Gazetteer
+from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 
 
 class CorpusKnowledge:
@@ -31,7 +31,12 @@ class CorpusKnowledge:
         headings = []
         for chunk_id, heading in index.headings():
             headings.append((index.get_chunk(chunk_id).doc_id, heading))
-        self.gazetteer = Gazetteer(titles, headings)
+        aliases = []
+        for doc_id, title in titles:
+            first = index.doc_chunks(doc_id)[:1]
+            if first:
+                aliases.extend((doc_id, a) for a in declared_aliases(title, first[0].text))
+        self.gazetteer = Gazetteer(titles, headings, aliases)
         self._features: dict[str, PassageFeatures] = {}
         self._lock = threading.Lock()
 
