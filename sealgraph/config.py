@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -108,6 +108,10 @@ class SealConfig(BaseModel):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SealConfig:
         """Build a config from a (possibly partial, possibly nested) dict."""
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(
+                f"invalid configuration: expected a mapping of settings, got {type(data).__name__}"
+            )
         try:
             return cls.model_validate(dict(data or {}))
         except ValidationError as exc:
@@ -121,13 +125,15 @@ class SealConfig(BaseModel):
         """Return a copy with dotted-key overrides applied (``{"utility.novelty": 0.2}``).
 
         Nested dicts are merged too, so ``{"pack": {"delta": 0.4}}`` works.
-        String values are parsed as JSON when they look like numbers, booleans or objects.
+        String values are parsed as JSON when they look like numbers, booleans or objects,
+        except for string settings, which keep the text as given (``llm.model=7``).
+        Free-form dict settings take new keys (``pack.section_priors.History=1.5``).
         """
         if not overrides:
             return self
         data = self.to_dict()
         for key, value in overrides.items():
-            _set_dotted(data, str(key), _coerce(value))
+            _set_dotted(data, str(key), value)
         return SealConfig.from_dict(data)
 
 
@@ -153,7 +159,22 @@ def _coerce(value: Any) -> Any:
     return value
 
 
-def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+def _free_form_dict(parts: list[str]) -> bool:
+    """True when the dotted path names a ``dict[...]`` field (not a nested model)."""
+    model: type[BaseModel] = SealConfig
+    for i, part in enumerate(parts):
+        field = model.model_fields.get(part)
+        if field is None:
+            return False
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+            continue
+        return i == len(parts) - 1 and get_origin(ann) is dict
+    return False
+
+
+def _set_dotted(data: dict[str, Any], key: str, raw: Any) -> None:
     parts = key.split(".")
     node = data
     for part in parts[:-1]:
@@ -162,9 +183,12 @@ def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
             raise ConfigError(f"unknown config key {key!r}")
         node = child
     leaf = parts[-1]
-    if leaf not in node:
+    if leaf not in node and not _free_form_dict(parts[:-1]):
         raise ConfigError(f"unknown config key {key!r}")
-    if isinstance(node[leaf], dict) and isinstance(value, Mapping):
+    current = node.get(leaf)
+    keep_text = isinstance(current, str) and isinstance(raw, str) and raw.strip() != "null"
+    value = raw if keep_text else _coerce(raw)
+    if isinstance(current, dict) and isinstance(value, Mapping):
         node[leaf] = {**node[leaf], **value}
     else:
         node[leaf] = value

@@ -45,9 +45,11 @@ def pack_evidence(
     counter = token_counter(encoding_for_model(config.tokenizer_model))
     embed = None
     query_vector = None
-    if index.has_dense and config.pack.strategy in ("window", "auto") or config.pack.semantic_delta:
-        embed = getattr(index, "embed_texts", None)
-        query_vector = index.embed_query(needs.question) if index.has_dense else None
+    # Sentence embeddings cost a model forward pass per question, so packing is
+    # lexical unless the embedding-similarity gate is asked for.
+    if index.has_dense and config.pack.semantic_delta is not None:
+        embed = index.embed_texts
+        query_vector = index.embed_query(needs.question)
     return pack(
         needs.question,
         list(chunks),

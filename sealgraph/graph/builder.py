@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
@@ -28,11 +28,14 @@ NODE_ORDER = ("search", "extract", "assess", "micro_query", "replace", "pack", "
 
 
 def _node(fn, default: SealContext):
-    @functools.wraps(fn)
-    def run(state: SealState, config, runtime: Runtime[SealContext]) -> dict[str, Any]:
+    # Not functools.wraps: LangGraph reads the wrapper's own signature to decide
+    # what to inject (config, runtime), and wraps would expose fn's instead.
+    def run(state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]) -> dict[str, Any]:
         ctx, cfg = resolve(state, runtime, default)
         return fn(state, ctx, cfg, config)
 
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
     return run
 
 

@@ -2,4 +2,440 @@
 
 Public entry points: :func:`build_index`, :func:`load_index` and the
 :class:`Index` they return.
+
+An index directory holds::
+
+    manifest.json      format version, embedder, tokenizer, chunker settings,
+                       counts, source files, SHA-256 of every other file
+    docstore.sqlite    documents and chunks (chunk row = position in the indexes)
+    lexical/           BM25 (bm25s arrays as .npy without pickle, JSON vocabulary)
+    dense.faiss        FAISS IndexFlatIP over unit vectors (only with an embedder)
+    vectors.npy        the same vectors as float32
+
+Everything is loaded into memory at load time; afterwards an :class:`Index` is
+read-only, so it is safe to share between threads.
 """
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sealgraph.config import RetrievalConfig
+from sealgraph.errors import EmbedderMismatchError, IndexCorruptError
+from sealgraph.index._build import ProgressFn, WarnFn, build_index_dir, indexed_text
+from sealgraph.index._dense import DENSE_FILES, DenseIndex
+from sealgraph.index._fusion import reciprocal_rank_fusion
+from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, TOKENIZER_VERSION, LexicalIndex
+from sealgraph.index._manifest import read_manifest, verify_files
+from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore
+from sealgraph.index.embedders import (
+    ENABLE_DENSE_HINT,
+    Embedder,
+    normalize_rows,
+    resolve_embedder,
+)
+from sealgraph.ingest import warn_stderr
+from sealgraph.text import normalize_name
+from sealgraph.types import Chunk, Document, Hit
+
+__all__ = [
+    "Embedder",
+    "Index",
+    "build_index",
+    "indexed_text",
+    "load_index",
+    "reciprocal_rank_fusion",
+]
+
+PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Iterable[Document]
+"""What :func:`build_index` indexes: one path, several paths, or documents."""
+
+_QUERY_CACHE_SIZE = 2048
+_warned_once: set[str] = set()
+
+
+def build_index(
+    paths_or_documents: PathsOrDocuments,
+    index_dir: str | os.PathLike[str],
+    *,
+    embedder: str | Embedder | None = "auto",
+    max_chunk_tokens: int = 256,
+    encoding: str = "o200k_base",
+    force: bool = False,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+) -> Index:
+    """Build an index from files or documents and return it loaded.
+
+    The build is atomic: the new index is written to a temporary sibling directory
+    and swapped in only when complete. Chunks whose indexed text is unchanged
+    since the previous index in ``index_dir`` (same embedder) reuse its vectors.
+
+    Args:
+        paths_or_documents: A path, several paths (files or folders; see
+            :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects.
+        index_dir: Directory of the index; created or replaced.
+        embedder: ``"auto"``, ``"local"``, ``"none"``, ``"openai:<model>"``, an
+            :class:`Embedder`, or None for lexical retrieval only.
+        max_chunk_tokens: Most tokens per chunk (a longer single sentence stays whole).
+        encoding: tiktoken encoding (or model name) that counts chunk tokens.
+        force: Replace an index built with a different embedder.
+        progress: ``(stage, done, total)`` callback; by default a progress bar is
+            drawn on stderr when it is a terminal and a stage takes a while.
+        warn: Called with one line per warning; defaults to stderr.
+
+    Returns:
+        The new index.
+
+    Raises:
+        InputError: Bad paths, nothing to index, or a target that is not an index.
+        IngestError: Malformed input (for example a bad JSONL line).
+        EmbedderMismatchError: ``index_dir`` holds an index of another embedder.
+        TokenizerError: The tiktoken encoding cannot be loaded.
+
+    """
+    index_dir = Path(index_dir)
+    used = build_index_dir(
+        paths_or_documents,
+        index_dir,
+        embedder=embedder,
+        max_chunk_tokens=max_chunk_tokens,
+        encoding=encoding,
+        force=force,
+        progress=progress,
+        warn=warn,
+    )
+    return load_index(index_dir, embedder=used if used is not None else "none", warn=warn)
+
+
+def load_index(
+    index_dir: str | os.PathLike[str],
+    *,
+    embedder: str | Embedder | None = None,
+    warn: WarnFn | None = None,
+) -> Index:
+    """Load and verify an index.
+
+    Args:
+        index_dir: The index directory.
+        embedder: Query embedder. None uses the one recorded in the manifest
+            (loaded lazily on the first dense query); ``"none"`` disables dense
+            search; an :class:`Embedder` or spec must have the manifest's name.
+        warn: Called with one line per warning (defaults to stderr).
+
+    Raises:
+        IndexCorruptError: No index there, or a file is missing, changed or unreadable.
+        EmbedderMismatchError: ``embedder`` is not the one the index was built with.
+
+    """
+    warn = warn or warn_stderr
+    path = Path(index_dir)
+    manifest = read_manifest(path)
+    info = manifest.get("embedder")
+    required = [DOCSTORE_FILE, *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES)]
+    if info:
+        required.extend(DENSE_FILES)
+    verify_files(path, manifest, tuple(required))
+    try:
+        documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)
+        lexical = LexicalIndex.load(path / LEXICAL_DIR)
+        dense = DenseIndex.load(path) if info else None
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
+        raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
+    counts = manifest.get("counts") or {}
+    problems = []
+    if counts.get("chunks") != len(chunks) or counts.get("documents") != len(documents):
+        problems.append("the docstore does not match the manifest counts")
+    if lexical.n_docs != len(chunks):
+        problems.append("the lexical index does not match the docstore")
+    if dense is not None and (dense.n_vectors != len(chunks) or dense.dim != info.get("dim")):
+        problems.append("the dense index does not match the docstore")
+    if (manifest.get("lexical") or {}).get("tokenizer_version") != TOKENIZER_VERSION:
+        problems.append("its lexical tokenizer version is not this sealgraph's")
+    if problems:
+        raise IndexCorruptError(
+            f"damaged index at {path}: {'; '.join(problems)}; rebuild it with "
+            f"`sealgraph index PATH --index {path} --force`"
+        )
+    query_embedder = _query_embedder(info, embedder, path, warn) if dense is not None else None
+    return Index(
+        path=path,
+        manifest=manifest,
+        documents=documents,
+        chunks=chunks,
+        lexical=lexical,
+        dense=dense,
+        query_embedder=query_embedder,
+    )
+
+
+def _query_embedder(
+    info: dict[str, Any], embedder: str | Embedder | None, path: Path, warn: WarnFn
+) -> Embedder | None:
+    name = info.get("name")
+    if isinstance(embedder, str) and embedder.strip().lower() in {"none", "off"}:
+        return None
+    if embedder is None:
+        try:
+            resolved = resolve_embedder(name)
+        except Exception:  # unknown name or missing optional dependency
+            resolved = None
+        if resolved is None:
+            message = (
+                f"dense retrieval disabled: the index at {path} has {name} vectors but that "
+                f"embedder is not available here; retrieval will be lexical (BM25) only"
+            )
+            if name and name.startswith("sentence-transformers/"):
+                message += f"; enable it with {ENABLE_DENSE_HINT}"
+            if message not in _warned_once:
+                _warned_once.add(message)
+                warn(message)
+        return resolved
+    resolved = resolve_embedder(embedder) if isinstance(embedder, str) else embedder
+    if resolved is None or resolved.name != name:
+        got = resolved.name if resolved is not None else "none"
+        raise EmbedderMismatchError(
+            f"the index at {path} was built with embedder {name}, not {got}; "
+            f"query with the same embedder or rebuild the index"
+        )
+    return resolved
+
+
+class Index:
+    """A loaded, read-only index: chunk lookup plus lexical, dense and hybrid search.
+
+    Build one with :func:`build_index` or open one with :func:`load_index`; the
+    constructor is not part of the public API.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        manifest: dict[str, Any],
+        documents: Sequence[DocumentRow],
+        chunks: Sequence[Chunk],
+        lexical: LexicalIndex,
+        dense: DenseIndex | None,
+        query_embedder: Embedder | None,
+    ) -> None:
+        self._path = path
+        self._manifest = manifest
+        self._chunks = list(chunks)
+        self._lexical = lexical
+        self._dense = dense
+        self._query_embedder = query_embedder
+        self._titles = [(d.doc_id, d.title) for d in documents]
+        self._row_of = {c.chunk_id: row for row, c in enumerate(self._chunks)}
+        self._doc_rows: dict[str, list[int]] = {d.doc_id: [] for d in documents}
+        for row, chunk in enumerate(self._chunks):
+            self._doc_rows.setdefault(chunk.doc_id, []).append(row)
+        self._names = self._build_name_lookup()
+        self._embed_cached = functools.lru_cache(maxsize=_QUERY_CACHE_SIZE)(self._embed_uncached)
+
+    def _build_name_lookup(self) -> dict[str, tuple[str, ...]]:
+        by_title: dict[str, list[str]] = {}
+        for doc_id, title in self._titles:
+            key = normalize_name(title)
+            if key:
+                by_title.setdefault(key, []).extend(
+                    self._chunks[row].chunk_id for row in self._doc_rows.get(doc_id, ())
+                )
+        by_heading: dict[str, list[str]] = {}
+        for chunk in self._chunks:
+            if chunk.section:
+                key = normalize_name(chunk.section[-1])
+                if key:
+                    by_heading.setdefault(key, []).append(chunk.chunk_id)
+        names: dict[str, tuple[str, ...]] = {}
+        for key in by_title.keys() | by_heading.keys():
+            ids = list(by_title.get(key, ()))
+            seen = set(ids)
+            ids.extend(cid for cid in by_heading.get(key, ()) if cid not in seen)
+            names[key] = tuple(ids)
+        return names
+
+    # -- properties -------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """Directory the index was loaded from."""
+        return self._path
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """A copy of the manifest."""
+        return copy.deepcopy(self._manifest)
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of chunks."""
+        return len(self._chunks)
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents."""
+        return len(self._titles)
+
+    @property
+    def has_dense(self) -> bool:
+        """True when dense search works: vectors are stored and queries can be embedded."""
+        return self._dense is not None and self._query_embedder is not None
+
+    @property
+    def embedder_name(self) -> str | None:
+        """Name of the embedder the stored vectors come from (None if there are none)."""
+        info = self._manifest.get("embedder")
+        return info.get("name") if info else None
+
+    @property
+    def encoding(self) -> str:
+        """Tiktoken encoding that counted ``Chunk.n_tokens``."""
+        return self._manifest["tokenizer"]["encoding"]
+
+    # -- chunk access -----------------------------------------------------------
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """Return a chunk by id (KeyError if unknown)."""
+        return self._chunks[self.chunk_row(chunk_id)]
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> list[Chunk]:
+        """Return chunks by id, in the given order."""
+        return [self.get_chunk(cid) for cid in chunk_ids]
+
+    def chunk_row(self, chunk_id: str) -> int:
+        """Row of a chunk in the lexical and dense indexes (KeyError if unknown)."""
+        try:
+            return self._row_of[chunk_id]
+        except KeyError:
+            raise KeyError(f"unknown chunk id {chunk_id!r}") from None
+
+    def chunk_by_row(self, row: int) -> Chunk:
+        """Return the chunk at ``row`` (IndexError if out of range)."""
+        if not 0 <= row < len(self._chunks):
+            raise IndexError(f"chunk row {row} out of range 0..{len(self._chunks) - 1}")
+        return self._chunks[row]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Iterate over every chunk, by row (documents in order, chunks in order)."""
+        return iter(self._chunks)
+
+    def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        """Chunks of a document, in order (empty for an unknown document)."""
+        return [self._chunks[row] for row in self._doc_rows.get(doc_id, ())]
+
+    def neighbors(self, chunk_id: str, before: int = 1, after: int = 1) -> list[Chunk]:
+        """Return the chunk with up to ``before``/``after`` same-document neighbours, in order."""
+        chunk = self.get_chunk(chunk_id)
+        rows = self._doc_rows[chunk.doc_id]
+        lo = max(0, chunk.order - max(0, before))
+        hi = chunk.order + max(0, after) + 1
+        return [self._chunks[row] for row in rows[lo:hi]]
+
+    def titles(self) -> list[tuple[str, str]]:
+        """``(doc_id, title)`` of every document, in document order."""
+        return list(self._titles)
+
+    def headings(self) -> list[tuple[str, str]]:
+        """``(chunk_id, own section heading)`` of every chunk that has one, by row."""
+        return [(c.chunk_id, c.section[-1]) for c in self._chunks if c.section]
+
+    def lookup_title(self, name: str) -> list[str]:
+        """Chunk ids for an entity name, matched exactly after :func:`normalize_name`.
+
+        First every chunk of each document whose title matches (documents in order),
+        then every other chunk whose own section heading matches.
+        """
+        key = normalize_name(name)
+        return list(self._names.get(key, ())) if key else []
+
+    # -- search -----------------------------------------------------------------
+
+    def search_lexical(self, query: str, k: int) -> list[Hit]:
+        """BM25 top ``k`` (only chunks sharing a term with the query), ties by row."""
+        return self._hits(self._lexical.search(query, k), "lexical")
+
+    def search_dense(self, query: str, k: int) -> list[Hit]:
+        """Cosine top ``k`` by embedding; empty when the index has no dense search."""
+        vector = self.embed_query(query)
+        if vector is None or self._dense is None:
+            return []
+        return self._hits(self._dense.search(vector, k), "dense")
+
+    def search_hybrid(
+        self, query: str, k: int, retrieval: RetrievalConfig | None = None
+    ) -> list[Hit]:
+        """Weighted reciprocal-rank fusion of lexical and dense results.
+
+        Each list is ``max(retrieval.pool, k)`` deep; fused scores are
+        ``Σ w / (rrf_k + rank)`` with 1-based ranks. Without dense search (or with
+        a zero dense weight) this is :meth:`search_lexical` (source ``lexical``).
+        """
+        retrieval = retrieval or RetrievalConfig()
+        if k <= 0:
+            return []
+        vector = self.embed_query(query) if retrieval.dense_weight > 0 else None
+        if vector is None or self._dense is None:
+            return self.search_lexical(query, k)
+        depth = max(retrieval.pool, k)
+        rankings = [[row for row, _ in self._dense.search(vector, depth)]]
+        weights = [retrieval.dense_weight]
+        if retrieval.lexical_weight > 0:
+            rankings.append([row for row, _ in self._lexical.search(query, depth)])
+            weights.append(retrieval.lexical_weight)
+        fused = reciprocal_rank_fusion(rankings, weights, rrf_k=retrieval.rrf_k, k=k)
+        return self._hits(fused, "hybrid")
+
+    def score_lexical(self, query: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """BM25 score of ``query`` for each given chunk (0 where no term matches)."""
+        rows = np.fromiter((self.chunk_row(c) for c in chunk_ids), dtype=np.int64)
+        if rows.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self._lexical.scores(query)[rows]
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """Return the unit query vector (cached, read-only), or None without dense search."""
+        if not self.has_dense:
+            return None
+        return self._embed_cached(text)
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Embed arbitrary texts (one unit row each) with the query embedder, or None.
+
+        Not cached: meant for one batch of passage pieces (e.g. sentences to pack).
+        """
+        if not self.has_dense:
+            return None
+        if not texts:
+            return np.zeros((0, self._dense.dim), dtype=np.float32)
+        return normalize_rows(self._query_embedder.embed_documents(list(texts)))
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray | None:
+        """Return the stored unit vectors of the chunks (one row each), or None without vectors."""
+        if self._dense is None:
+            return None
+        rows = [self.chunk_row(c) for c in chunk_ids]
+        return self._dense.vectors[rows]
+
+    def _embed_uncached(self, text: str) -> np.ndarray:
+        vector = np.ascontiguousarray(self._query_embedder.embed_query(text), dtype=np.float32)
+        vector.setflags(write=False)
+        return vector
+
+    def _hits(self, ranked: Sequence[tuple[int, float]], source: str) -> list[Hit]:
+        return [
+            Hit(chunk_id=self._chunks[row].chunk_id, score=score, rank=rank, source=source)
+            for rank, (row, score) in enumerate(ranked)
+        ]
+
+    def __repr__(self) -> str:
+        dense = self.embedder_name or "none"
+        return f"Index({str(self._path)!r}, docs={self.n_docs}, chunks={self.n_chunks}, {dense=!s})"

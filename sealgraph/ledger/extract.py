@@ -31,8 +31,14 @@ NUMBER_RE = re.compile(
     r"forty|fifty|hundred|thousand|million|billion)\b",
     re.I,
 )
+_MONTH_NAMES = (
+    "January|February|March|April|May|June|July|August|September|October|November|December|"
+    "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+)
+# "in October 2018" is a date, not a place: a month name cannot start a place.
 PLACE_RE = re.compile(
-    r"\b(?:in|at|from|near|based in|located in|born in)\s+((?:[A-Z][\w'’.-]+)(?:,?\s+[A-Z][\w'’.-]+){0,3})"
+    rf"\b(?:in|at|from|near|based in|located in|born in)\s+(?!(?:{_MONTH_NAMES})\b)"
+    r"((?:[A-Z][\w'’.-]+)(?:,?\s+[A-Z][\w'’.-]+){0,3})"
 )
 
 
@@ -56,6 +62,8 @@ class PassageFeatures:
     """Content words of title, headings and text."""
     sentence_words: tuple[frozenset[str], ...] = ()
     """Content words of each sentence."""
+    text: str = ""
+    """The passage text (what an LLM gate reads; the offline reasoner uses the fields above)."""
 
     def mentioned_keys(self) -> set[str]:
         """Normalised keys of every entity the passage mentions."""
@@ -83,7 +91,9 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
     text = chunk.text
     topic = gazetteer.title_key.get(chunk.doc_id) or normalize_name(chunk.title)
     mentions = []
+    names: list[tuple[int, int]] = []
     for m in gazetteer.find_mentions(text):
+        names.append((m.start, m.end))
         if chunk.doc_id in m.targets:
             continue  # the passage naming its own topic is not a link
         mentions.append((_sentence_of(spans, m.start), m))
@@ -97,7 +107,10 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
             continue
         quals.append((_sentence_of(spans, m.start()), "number", m.group(0)))
     for m in PLACE_RE.finditer(text):
-        quals.append((_sentence_of(spans, m.start(1)), "place", m.group(1)))
+        if any(a < m.start() < b for a, b in names):
+            continue  # "in" inside a name ("Lost in Translation") introduces no place
+        place = m.group(1).rstrip(".")  # a sentence-final full stop is not part of it
+        quals.append((_sentence_of(spans, m.start(1)), "place", place))
     words = frozenset(content_words(" ".join((chunk.title, *chunk.section, text))))
     sentence_words = tuple(frozenset(content_words(text[a:b])) for a, b in spans)
     return PassageFeatures(
@@ -109,6 +122,7 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
         qualifiers=tuple(quals),
         words=words,
         sentence_words=sentence_words,
+        text=text,
     )
 
 

@@ -16,6 +16,7 @@ gaps, each typed as missing entity / relation / qualifier with its reason.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,28 @@ MET = 0.75
 """Coverage at which a need counts as met."""
 
 _TYPED = {"date": "date", "number": "number", "place": "place"}
+
+# Comparative words that say which value a comparison compares ("Which opened first,
+# X or Y?" compares dates; "Which has more staff?" compares numbers).
+_DATE_COMPARATIVE = re.compile(
+    r"\b(older|oldest|younger|youngest|earlier|earliest|first|later|latest|before|after|"
+    r"sooner|newer|newest)\b",
+    re.I,
+)
+_NUMBER_COMPARATIVE = re.compile(
+    r"\b(more|most|fewer|less|least|larger|largest|bigger|biggest|smaller|smallest|higher|"
+    r"highest|lower|lowest|greater|greatest|taller|tallest|longer|longest|shorter|shortest)\b",
+    re.I,
+)
+
+
+def compared_value_type(question: str) -> str | None:
+    """The value type a comparison question compares (``date``, ``number``) or None."""
+    if _DATE_COMPARATIVE.search(question):
+        return "date"
+    if _NUMBER_COMPARATIVE.search(question):
+        return "number"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +131,13 @@ def need_items(needs: QuestionNeeds) -> list[NeedItem]:
                 qtype,
             )
         )
-    elif qtype in ("date", "number"):
+    else:
+        # A comparison needs the compared value of every entity: the one the answer
+        # type asks for, or the one its comparative word implies for choice and yes/no.
+        if qtype is None:
+            qtype = compared_value_type(needs.question)
+        if qtype not in ("date", "number"):
+            return items
         for e in needs.entities:
             if e.targets:
                 items.append(NeedItem("qualifier", e.key, e.name, e.targets, qtype))

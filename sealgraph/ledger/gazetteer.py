@@ -90,7 +90,8 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     - the part before a comma (``"Concord, California"`` → ``"concord"``);
     - the name without legal-form suffixes (``"Apple Inc."`` → ``"apple"``);
     - an acronym of names with three or more content words;
-    - the last word of a two- or three-word capitalised name (a surname), as ``partial``.
+    - the last word of a two- or three-word capitalised name (a surname), as ``partial``;
+      not for ``"Place, Region"`` titles or a legal-form last word, which are no surnames.
     """
     key = normalize_name(title)
     out: list[tuple[str, str]] = []
@@ -108,9 +109,13 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     if acr and len(acr) >= 3 and acr not in STOPWORDS:
         out.append((acr, "acronym"))
     raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
-    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words):
+    if (
+        2 <= len(raw_words) <= 3
+        and all(w[:1].isupper() for w in raw_words)
+        and "," not in title
+    ):
         last = token_key(raw_words[-1])
-        if len(last) > 3 and last not in STOPWORDS and last != key:
+        if len(last) > 3 and last not in STOPWORDS | ORG_SUFFIXES and last != key:
             out.append((last, "partial"))
     return [(k, kind) for k, kind in out if k and k not in STOPWORDS]
 

@@ -218,7 +218,14 @@ class EntityLedger:
                 for e in self.entities.values()
             ],
             "relations": [
-                [r.subject, r.relation, r.object, r.provenance.chunk_id, r.provenance.sentence]
+                [
+                    r.subject,
+                    r.relation,
+                    r.object,
+                    r.provenance.chunk_id,
+                    r.provenance.sentence,
+                    round(r.confidence, 3),
+                ]
                 for r in self.relations
             ],
             "qualifiers": [
@@ -249,8 +256,10 @@ class EntityLedger:
                 for k in (a, strip_org_suffix(a), acronym(a)):
                     if k:
                         alias_map.setdefault(k, ent.id)
+        # Relations written before confidence was stored have five fields.
         rels = tuple(
-            Relation(s, r, o, Provenance(c, i), 1.0) for s, r, o, c, i in data.get("relations", [])
+            Relation(s, r, o, Provenance(c, i), float(conf[0]) if conf else 1.0)
+            for s, r, o, c, i, *conf in data.get("relations", [])
         )
         quals = tuple(
             Qualifier(e, t, v, Provenance(c, i)) for e, t, v, c, i in data.get("qualifiers", [])

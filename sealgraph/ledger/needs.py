@@ -24,9 +24,11 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 _COMPARATIVE = re.compile(
     r"\b(older|younger|earlier|later|first|last|longer|shorter|larger|smaller|bigger|"
     r"higher|lower|more|less|fewer|greater|earliest|latest|oldest|youngest|"
-    r"both|same|either|neither|different|also)\b",
+    r"both|same|either|neither|different|also|common|compared?)\b",
     re.I,
 )
+# "…, X or Y?": the question ends by naming the alternatives to choose from.
+_TRAILING_CHOICE = re.compile(r"^(which|who|whom|whose|what)\b.*\bor\b[^,;:]*\?*\s*$")
 _CONNECT = frozenset({"of", "the", "and", "de", "von", "van", "der", "du", "la", "le", "&", "y"})
 _QWORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did".split()
@@ -100,6 +102,9 @@ def answer_type_of(question: str) -> str:
     q = question.strip().lower()
     if _AUX_START.match(q):
         return "choice" if re.search(r"\bor\b", q) and not re.search(r"\bboth\b|\bsame\b", q) else "yes_no"
+    if _TRAILING_CHOICE.match(q):
+        # Checked before the wh-word types: "Who is older, X or Y?" names its answer options.
+        return "choice"
     if re.search(r"\b(when|what year|which year|what date|which date|what decade|what century|born on)\b", q):
         return "date"
     if re.search(r"\bhow (many|much|old|long|tall|far|large|big|high)\b|\bwhat (number|percentage|population|age)\b", q):

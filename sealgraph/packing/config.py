@@ -8,7 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class PackConfig(BaseModel):
-    """How evidence is cut into spans and packed under the token budget."""
+    """How evidence is cut into spans and packed under the token budget.
+
+    The defaults were tuned with ``benchmarks/bench_packing.py`` on HotpotQA dev
+    (k=3 evidence paragraphs, budget 400, lexical only); see that script's
+    docstring for the numbers.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,3 +47,32 @@ class PackConfig(BaseModel):
     """Dynamic semantic window: keep growing while neighbour similarity ≥ this."""
     window_max_expand: int = Field(default=3, ge=0)
     """Dynamic semantic window: most units added on each side of a seed."""
+    lead_prior: float = Field(default=0.3, ge=0)
+    """Structural prior of a document's lead sentence (first sentence of its first chunk).
+
+    In encyclopedic text the lead sentence defines the document's subject and is very
+    often a supporting sentence; in the ``bubble`` strategy the whole first chunk gets it.
+    """
+    position_prior: float = Field(default=0.15, ge=0)
+    """Prior of early sentences: ``position_prior · (1 − min(i, 5)/5)`` for the i-th sentence
+    of a document's first chunk (0 for later chunks): facts cluster near the start."""
+    title_prior: float = Field(default=0.2, ge=0)
+    """Prior of every unit of a document whose title the question names, plus as much again
+    when another evidence document names it (it is a hop of the reasoning chain)."""
+    bridge_boost: float = Field(default=0.3, ge=0)
+    """Boost of a unit that names another evidence document's title: the sentence that
+    links two hops is usually a supporting fact."""
+    rank_weight: float = Field(default=0.5, ge=0, le=1)
+    """Weight of the evidence chunk's rank score in a unit's fused relevance.
+
+    Fused relevance = (1 − w)·similarity(unit, question) + w·(1 − rank/n); w = 0.5 is the
+    plain average of relevant segment extraction.
+    """
+    semantic_weight: float = Field(default=0.5, ge=0, le=1)
+    """With embeddings: unit similarity = (1 − w)·lexical + w·cosine(unit, query)."""
+    window_lexical_threshold: float = Field(default=0.25, ge=0, le=1)
+    """Window growth threshold on the lexical cohesion used when there are no embeddings."""
+    neighbor_chunks: int = Field(default=1, ge=0)
+    """Chunks fetched on each side of every evidence chunk to grow segments and windows."""
+    max_segments_per_doc: int = Field(default=4, ge=1)
+    """Most relevant segments extracted from one document."""

@@ -14,16 +14,21 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.extract import DATE_RE, NUMBER_RE, PLACE_RE
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.text import content_words, normalize_name
+from sealgraph.text import STOPWORDS, content_words, normalize_name
 
 _SENT_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _CAP_SPAN = re.compile(
     r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|da|del|la|le)\s+)?[A-Z][\w'’.-]*){0,4}"
 )
 _EARLY = re.compile(r"\b(earlier|earliest|first|older|oldest|before|longer ago)\b", re.I)
-_LATE = re.compile(r"\b(later|latest|last|younger|youngest|after|more recent|newer)\b", re.I)
+_LATE = re.compile(
+    r"\b(later|latest|last|younger|youngest|after|(?:more|most) recent(?:ly)?|newer|newest)\b",
+    re.I,
+)
+_LIFESPAN = re.compile(r"\blived (longer|shorter)\b|\b(longer|shorter) (life|lifespan)\b", re.I)
 _MORE = re.compile(r"\b(more|most|larger|largest|bigger|biggest|higher|highest|greater|longer|taller)\b", re.I)
 _LESS = re.compile(r"\b(less|least|fewer|smaller|smallest|lower|lowest|shorter)\b", re.I)
+_ARTICLE = re.compile(r"^(?:The|A|An)\s+(?=[A-Z])")
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 
 
@@ -92,39 +97,78 @@ def _option_spans(option: str, spans: Sequence[SpanText]) -> list[SpanText]:
     return [s for s in spans if words and words <= set(content_words(s.title + " " + s.text))]
 
 
-def _compare(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswer | None:
-    options = list(needs.options) or [e.name for e in needs.entities[:2]]
-    if len(options) < 2:
-        return None
-    q = needs.question
+def _first_quantity(text: str) -> str | None:
+    """First number that is not part of a date: "opened in 2014, 120 people" → "120"."""
+    dates = [(m.start(), m.end()) for m in DATE_RE.finditer(text)]
+    for m in NUMBER_RE.finditer(text):
+        if not any(a <= m.start() < b for a, b in dates):
+            return m.group(0)
+    return None
+
+
+def _compare_values(
+    question: str, options: Sequence[str], spans: Sequence[SpanText]
+) -> tuple[OfflineAnswer | None, list[tuple[str, tuple[int, ...]]]]:
+    """Pick the option the question's comparative word selects by dates or numbers.
+
+    Returns the answer (None when no comparable values decide it) and, per option,
+    the citation numbers of its spans.
+    """
+    lifespan = _LIFESPAN.search(question)
     values = []
     for opt in options[:2]:
         found = _option_spans(opt, spans)
         text = " ".join(s.text for s in found)
         year = _year(_first_value(DATE_RE, text) or "")
-        num = _number(_first_value(NUMBER_RE, text) or "")
+        if lifespan:
+            # "Who lived longer?" compares birth-to-death spans, not dates.
+            years = [int(y) for y in _YEAR.findall(text)[:2]]
+            num = float(abs(years[1] - years[0])) if len(years) == 2 else None
+            year = None
+        else:
+            num = _number(_first_quantity(text) or "")
         values.append((opt, year, num, tuple(s.n for s in found)))
     (a, ya, na, ca), (b, yb, nb, cb) = values
     cited = tuple(sorted(set(ca) | set(cb)))
+    sides = [(a, ca), (b, cb)]
+    q = question
     if ya is not None and yb is not None and ya != yb and (_EARLY.search(q) or _LATE.search(q)):
         early = a if ya < yb else b
         late = b if early == a else a
-        return OfflineAnswer(early if _EARLY.search(q) else late, cited, 0.7)
+        return OfflineAnswer(early if _EARLY.search(q) else late, cited, 0.7), sides
     if na is not None and nb is not None and na != nb and (_MORE.search(q) or _LESS.search(q)):
         big = a if na > nb else b
         small = b if big == a else a
-        return OfflineAnswer(big if _MORE.search(q) else small, cited, 0.6)
+        return OfflineAnswer(big if _MORE.search(q) else small, cited, 0.6), sides
+    return None, sides
+
+
+def _compare(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswer | None:
+    options = list(needs.options) or [e.name for e in needs.entities[:2]]
+    if len(options) < 2:
+        return None
+    got, ((a, ca), (b, cb)) = _compare_values(needs.question, options, spans)
+    if got:
+        return got
     # No comparable value: pick the option whose passages match the relation best.
     rel = set(needs.relation_terms)
+
     def score(opt_cites):
         text = " ".join(s.text for s in spans if s.n in opt_cites)
         return len(rel & set(content_words(text)))
+
     pick = a if score(ca) >= score(cb) else b
-    return OfflineAnswer(pick, cited, 0.3)
+    return OfflineAnswer(pick, tuple(sorted(set(ca) | set(cb))), 0.3)
 
 
 def _yes_no(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswer:
     ents = [e.name for e in needs.entities[:2]]
+    q_text = needs.question
+    if len(ents) == 2 and not re.search(r"\bsame\b", q_text, re.I):
+        # "Is X older than Y?": yes when the comparison picks the first-named entity.
+        got, _ = _compare_values(q_text, ents, spans)
+        if got:
+            return OfflineAnswer("yes" if got.answer == ents[0] else "no", got.cited, 0.6)
     rel = set(needs.relation_terms)
     cited: set[int] = set()
     hits = []
@@ -161,7 +205,7 @@ def _typed_span(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswe
             cands = [m.group(0) for m in _CAP_SPAN.finditer(sent)]
         for c in cands:
             ckey = normalize_name(c)
-            if not ckey or ckey in q_keys or set(ckey.split()) <= q_words:
+            if not ckey or ckey in q_keys or set(ckey.split()) <= q_words or ckey in STOPWORDS:
                 continue
             score = overlap + (0.5 if needs.answer_type in ("date", "number", "place") else 0.0)
             cand = (score, -order, c, n)
@@ -169,7 +213,8 @@ def _typed_span(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswe
                 best = cand
     if best is None:
         return None
-    return OfflineAnswer(best[2].strip(" ,."), (best[3],), min(1.0, 0.2 + 0.1 * best[0]))
+    text = _ARTICLE.sub("", best[2].strip(" ,."))
+    return OfflineAnswer(text, (best[3],), min(1.0, 0.2 + 0.1 * best[0]))
 
 
 def extractive_answer(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswer:

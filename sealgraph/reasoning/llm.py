@@ -125,7 +125,7 @@ def chat_model_from_config(config: LLMConfig):
     )
 
 
-def _passages_block(chunks: Sequence[Chunk] | Sequence[SpanText]) -> str:
+def _passages_block(chunks: Sequence[Chunk] | Sequence[SpanText] | Sequence[PassageFeatures]) -> str:
     parts = []
     for i, c in enumerate(chunks, 1):
         n = getattr(c, "n", i)
@@ -182,13 +182,16 @@ class LLMReasoner:
         out, calls, notes = self._call(Extraction, prompt)
         if out is None:
             return self._fallback(self.offline.extract(chunks, features), calls, notes)
-        offline = self.offline.extract(chunks, features).value  # topic entities keep doc links
         topic = {normalize_name(c.title): c.doc_id for c in chunks}
 
         def pid(n: int) -> Chunk:
             return chunks[min(max(n, 1), len(chunks)) - 1]
 
-        ents = list(offline.entities[: len(chunks)])
+        # Every passage's own topic entity keeps its document link, whatever the model read.
+        ents = [
+            (f.topic, c.title, (c.doc_id,), Provenance(c.chunk_id, 0), 1.0)
+            for c, f in zip(chunks, features, strict=True)
+        ]
         for e in out.entities:
             key = normalize_name(e.name)
             if not key:
@@ -215,9 +218,15 @@ class LLMReasoner:
         """One assess call; the model's gaps replace the offline ones."""
         names = ", ".join(e.name for e in ledger.entities.values()) or "(empty)"
         prompt = load_prompt("assess").format(
-            question=needs.question, ledger=names, passages=""
+            question=needs.question, ledger=names, passages=_passages_block(features)
         )
-        out, calls, notes = self._call(Assessment, prompt)
+
+        def check(a: Assessment) -> str | None:
+            if not a.sufficient and not a.gaps:
+                return "the evidence is called insufficient but no gap is named"
+            return None
+
+        out, calls, notes = self._call(Assessment, prompt, check)
         if out is None:
             return self._fallback(self.offline.assess(needs, items, features, ledger), calls, notes)
         if out.sufficient:

@@ -1,0 +1,348 @@
+"""Checkpointed runs: thread ids, run configs, and rebuilding the graph of a stored run.
+
+A run is one LangGraph thread. ``ask`` stores what is needed to rebuild its graph
+in the checkpoint metadata (which LangGraph persists with every checkpoint):
+
+* ``sealgraph_index``: the index directory;
+* ``sealgraph_llm``: whether the LLM reasoner was used.
+
+The run's config overrides travel in the graph state itself (the input's
+``config`` key), so ``resume``, ``trace`` and ``replay`` rebuild exactly the
+graph the run used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from sealgraph.config import SealConfig, parse_set_args
+from sealgraph.errors import CheckpointError, InputError
+
+__all__ = [
+    "INDEX_KEY",
+    "LLM_KEY",
+    "OUTPUT_KEYS",
+    "SLOW_NODE_ENV",
+    "SLOW_SECONDS_ENV",
+    "RunOrigin",
+    "SlowNodeHook",
+    "build_run_graph",
+    "graph_for_thread",
+    "new_thread_id",
+    "parse_overrides",
+    "read_origin",
+    "reader_graph",
+    "run_config",
+    "run_output",
+    "stream_run",
+    "hook_callbacks",
+    "thread_exists",
+    "unpinned",
+    "validate_thread_id",
+]
+
+INDEX_KEY = "sealgraph_index"
+"""Checkpoint-metadata key holding the index directory of a run."""
+
+LLM_KEY = "sealgraph_llm"
+"""Checkpoint-metadata key telling whether a run used the LLM reasoner."""
+
+OUTPUT_KEYS = ("answer", "citations", "evidence", "context", "context_tokens", "loops", "gaps")
+"""State keys that make up a run's result (besides its ``seal_log``)."""
+
+SLOW_NODE_ENV = "SEALGRAPH_TEST_SLOW_NODE"
+"""Test hook: name of a node that sleeps before it runs (kill-and-resume tests)."""
+
+SLOW_SECONDS_ENV = "SEALGRAPH_TEST_SLOW_SECONDS"
+"""Test hook: how long that node sleeps (seconds, default 30)."""
+
+_MAX_THREAD_ID = 200
+
+
+@dataclass(frozen=True, slots=True)
+class RunOrigin:
+    """What a stored run was made with: enough to rebuild its graph."""
+
+    thread_id: str
+    """The run's thread id."""
+    index: str | None
+    """Index directory recorded by ``ask`` (None for runs made without it)."""
+    llm: bool
+    """Whether the run used the LLM reasoner."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Config overrides of the run (the state's ``config``)."""
+
+
+def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
+    """Parse ``--set key=value`` pairs; values that read as JSON (numbers, booleans) are converted.
+
+    Raises:
+        ConfigError: A pair without ``=``.
+
+    """
+    out: dict[str, Any] = {}
+    for key, value in parse_set_args(pairs).items():
+        try:
+            out[key] = json.loads(value) if isinstance(value, str) else value
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def new_thread_id() -> str:
+    """Return a fresh, sortable thread id such as ``20250301-142233-5f2c9a``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def validate_thread_id(thread_id: object) -> str:
+    """Return the thread id stripped, or raise :class:`InputError` when unusable."""
+    if not isinstance(thread_id, str) or not thread_id.strip():
+        raise InputError("the thread id is empty")
+    tid = thread_id.strip()
+    if len(tid) > _MAX_THREAD_ID or any(ch.isspace() or ord(ch) < 32 for ch in tid):
+        raise InputError(f"invalid thread id {thread_id!r}: use at most {_MAX_THREAD_ID} non-space characters")
+    return tid
+
+
+def run_config(
+    thread_id: str,
+    *,
+    index: str | os.PathLike[str] | None = None,
+    llm: bool = False,
+    callbacks: list[Any] | None = None,
+    checkpoint_id: str | None = None,
+) -> dict[str, Any]:
+    """Return the LangGraph config of a run: thread id plus the metadata ``ask`` records.
+
+    ``checkpoint_id`` pins the checkpoint a continued run starts from.
+    """
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    config: dict[str, Any] = {"configurable": configurable, "metadata": {LLM_KEY: bool(llm)}}
+    if index is not None:
+        config["metadata"][INDEX_KEY] = str(Path(index).resolve())
+    if callbacks:
+        config["callbacks"] = callbacks
+    return config
+
+
+def thread_exists(checkpointer: BaseCheckpointSaver, thread_id: str) -> bool:
+    """Return True when the store holds at least one checkpoint of ``thread_id``."""
+    return checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}) is not None
+
+
+def read_origin(checkpointer: BaseCheckpointSaver, thread_id: str) -> RunOrigin:
+    """Read what ``thread_id`` was run with from its latest checkpoint.
+
+    Raises:
+        CheckpointError: The store has no checkpoint of that thread.
+
+    """
+    found = checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    if found is None:
+        raise CheckpointError(f"unknown thread {thread_id!r}: no checkpoint of it in this database")
+    metadata = found.metadata or {}
+    index = metadata.get(INDEX_KEY)
+    if not index:
+        # A fork or a resume made from Python may not carry the metadata: look further back.
+        for item in checkpointer.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}):
+            index = (item.metadata or {}).get(INDEX_KEY)
+            if index:
+                metadata = item.metadata
+                break
+    values = (found.checkpoint.get("channel_values") or {}) if found.checkpoint else {}
+    overrides = values.get("config") or {}
+    return RunOrigin(
+        thread_id=thread_id,
+        index=str(index) if index else None,
+        llm=bool(metadata.get(LLM_KEY, False)),
+        overrides=dict(overrides) if isinstance(overrides, Mapping) else {},
+    )
+
+
+def build_run_graph(
+    index: str | os.PathLike[str] | Any,
+    *,
+    llm: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+):
+    """Build the graph of a run: its index, reasoner and base config.
+
+    Raises:
+        ConfigError: Bad overrides.
+        IndexCorruptError: No index (or a damaged one) at ``index``.
+
+    """
+    from sealgraph.graph.builder import build_graph
+
+    config = SealConfig().override(dict(overrides or {}))
+    if isinstance(index, (str, os.PathLike)):
+        from sealgraph.index import load_index
+
+        index = load_index(index)
+    return build_graph(index, llm="openai" if llm else None, config=config, checkpointer=checkpointer)
+
+
+def graph_for_thread(
+    checkpointer: BaseCheckpointSaver,
+    thread_id: str,
+    *,
+    index_override: str | os.PathLike[str] | None = None,
+):
+    """Rebuild the graph a stored run used, bound to ``checkpointer``.
+
+    Args:
+        checkpointer: The store holding the run.
+        thread_id: The run's thread id.
+        index_override: Use this index directory instead of the recorded one.
+
+    Returns:
+        ``(graph, origin)``.
+
+    Raises:
+        CheckpointError: Unknown thread.
+        InputError: The run recorded no index and none was given.
+
+    """
+    origin = read_origin(checkpointer, thread_id)
+    index = str(index_override) if index_override else origin.index
+    if not index:
+        raise InputError(f"thread {thread_id!r} does not record its index; pass --index DIR")
+    origin = RunOrigin(thread_id, index, origin.llm, origin.overrides)
+    graph = build_run_graph(index, llm=origin.llm, overrides=origin.overrides, checkpointer=checkpointer)
+    return graph, origin
+
+
+class _UnusableIndex:
+    """Stands in for the index in a graph that only reads stored runs."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise InputError("this graph only reads stored runs; rebuild it with an index to run it")
+
+
+def reader_graph(checkpointer: BaseCheckpointSaver):
+    """Return a graph that reads the runs in ``checkpointer`` without loading any index.
+
+    Reading a run's state (``get_state``, ``get_state_history``) needs the graph's
+    channels but never its nodes, so ``trace`` works even when the run's index
+    has since been moved or deleted.
+    """
+    from sealgraph.graph.builder import build_graph
+
+    return build_graph(_UnusableIndex(), checkpointer=checkpointer)
+
+
+def run_output(values: Mapping[str, Any], thread_id: str | None = None) -> dict[str, Any]:
+    """The result of a run as printed by ``--json``: :data:`OUTPUT_KEYS` plus ``thread_id``."""
+    defaults: dict[str, Any] = {
+        "answer": "",
+        "citations": [],
+        "evidence": [],
+        "context": "",
+        "context_tokens": 0,
+        "loops": 0,
+        "gaps": [],
+    }
+    out = {key: values.get(key, defaults[key]) for key in OUTPUT_KEYS}
+    out["citations"] = [
+        {
+            "n": c.get("n"),
+            "chunk_id": c.get("chunk_id"),
+            "title": c.get("title"),
+            "text": c.get("text"),
+        }
+        for c in out["citations"] or []
+    ]
+    if thread_id is not None:
+        out["thread_id"] = thread_id
+    return out
+
+
+def unpinned(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without a pinned checkpoint id: reads then see the thread's newest checkpoint."""
+    configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+    return {**dict(config), "configurable": configurable}
+
+
+def stream_run(
+    graph: Any,
+    run_input: Mapping[str, Any] | None,
+    config: Mapping[str, Any],
+    *,
+    on_node: Callable[[str, list[dict[str, Any]]], None] | None = None,
+    interrupt_before: str | list[str] | None = None,
+) -> None:
+    """Run (or continue, with ``run_input=None``) the graph, reporting every finished node.
+
+    Checkpoints are written synchronously (``durability="sync"``): when a node's
+    update has been reported, it is already on disk, so a run killed at any point
+    resumes from its last finished node.
+
+    Args:
+        graph: A compiled sealgraph graph with a checkpointer.
+        run_input: ``{"question": ..., "config": ...}``, or None to continue.
+        config: The run config (see :func:`run_config`).
+        on_node: Called with the node name and the events it appended.
+        interrupt_before: Nodes to pause before (``"*"`` for all).
+
+    """
+    kwargs: dict[str, Any] = {"stream_mode": "updates", "durability": "sync"}
+    if interrupt_before is not None:
+        kwargs["interrupt_before"] = interrupt_before
+    for chunk in graph.stream(run_input, config, **kwargs):
+        for node, update in chunk.items():
+            if node.startswith("__"):
+                continue
+            events = list((update or {}).get("seal_log", [])) if isinstance(update, Mapping) else []
+            if on_node is not None:
+                on_node(node, events)
+
+
+class SlowNodeHook(BaseCallbackHandler):
+    """Test hook: sleep when a given node starts, so a test can kill the run mid-loop."""
+
+    def __init__(self, node: str, seconds: float) -> None:
+        self.node = node
+        self.seconds = seconds
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Sleep when the node's own run starts (not its inner runnables)."""
+        if (metadata or {}).get("langgraph_node") == self.node and kwargs.get("name") == self.node:
+            time.sleep(self.seconds)
+
+
+def hook_callbacks(environ: Mapping[str, str] | None = None) -> list[Any]:
+    """Return the test hooks enabled by :data:`SLOW_NODE_ENV` (none in normal use)."""
+    env = os.environ if environ is None else environ
+    node = env.get(SLOW_NODE_ENV, "").strip()
+    if not node:
+        return []
+    try:
+        seconds = float(env.get(SLOW_SECONDS_ENV, "30"))
+    except ValueError:
+        seconds = 30.0
+    return [SlowNodeHook(node, seconds)]
+

@@ -1,0 +1,300 @@
+"""``sealgraph ask``, ``resume`` and ``demo``: answer questions, with a checkpointed audit trail.
+
+``ask`` streams one progress line per node to stderr as the run happens, then
+prints the answer with numbered citations and a short per-step trace (or, with
+``--json``, one JSON object and nothing else on stdout). Every run is
+checkpointed (SQLite by default, PostgreSQL with ``--db postgresql://...``) under
+a thread id, so it can be traced, replayed and resumed later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sealgraph.errors import InputError
+
+_ASK_DESCRIPTION = """\
+Answer QUESTION over the index in --index DIR with the SEAL graph (offline by
+default; --llm uses an OpenAI-compatible model configured with --set llm.*).
+Progress goes to stderr, one line per node; the answer, its citations and a
+per-step trace go to stdout (or one JSON object with --json). The run is
+checkpointed under a thread id (printed as "thread: ID" when generated) in --db:
+a SQLite file (default: runs.sqlite in the user data dir) or a postgresql:// URL.
+--step pauses before every node: Enter runs it, s shows the state, q stops
+(resume later with `sealgraph resume ID`)."""
+
+_RESUME_DESCRIPTION = """\
+Continue a stopped or interrupted run from its last checkpoint and print its
+result like `ask` does. A finished run is printed again as it is."""
+
+_DEMO_DESCRIPTION = """\
+Index the example corpus shipped with sealgraph (cached in the user cache dir,
+rebuilt only when the corpus changed) and answer every example question offline,
+printing each answer, its citations and a one-line-per-step trace."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``ask``, ``resume`` and ``demo`` subcommands."""
+    ask = subparsers.add_parser(
+        "ask",
+        help="answer a question over an index (checkpointed)",
+        description=_ASK_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ask.add_argument("question", metavar="QUESTION", help="the question to answer")
+    ask.add_argument("--index", required=True, metavar="DIR", help="index directory")
+    ask.add_argument("--k", type=int, metavar="N", help="evidence-set size (config k)")
+    ask.add_argument("--max-loops", type=int, metavar="L", help="loop budget (config max_loops)")
+    ask.add_argument("--budget", type=int, metavar="TOKENS", help="context token budget")
+    _add_set(ask)
+    ask.add_argument("--llm", action="store_true", help="use the LLM reasoner (langchain-openai)")
+    _add_db(ask)
+    ask.add_argument("--thread", metavar="ID", help="thread id of the run (default: a new one)")
+    _add_output(ask)
+    ask.set_defaults(func=run_ask)
+
+    resume = subparsers.add_parser(
+        "resume",
+        help="continue a stopped or interrupted run",
+        description=_RESUME_DESCRIPTION,
+    )
+    resume.add_argument("thread", metavar="THREAD", help="thread id of the run")
+    _add_db(resume)
+    resume.add_argument("--index", metavar="DIR", help="index directory (default: the run's)")
+    _add_output(resume)
+    resume.set_defaults(func=run_resume)
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="answer the example questions over the example corpus",
+        description=_DEMO_DESCRIPTION,
+    )
+    demo.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: user cache)")
+    demo.add_argument(
+        "--embedder",
+        default="auto",
+        metavar="SPEC",
+        help="embedder used when the demo index is built (auto, none, local; default auto)",
+    )
+    demo.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    demo.set_defaults(func=run_demo)
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="overrides",
+        metavar="KEY=VALUE",
+        help="config override, e.g. utility.novelty=0.2 or llm.base_url=URL (repeatable)",
+    )
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help="checkpoint store: SQLite file or postgresql:// URL (default: user data dir)",
+    )
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--step", action="store_true", help="pause before every node")
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _progress(node: str, events: list[dict[str, Any]]) -> None:
+    from sealgraph.audit.timeline import progress_line
+
+    _err(progress_line(node, events))
+
+
+def _read_line(prompt: str) -> str | None:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    stream = sys.stdin
+    line = stream.readline() if stream is not None and not stream.closed else ""
+    if not (stream is not None and not stream.closed and stream.isatty()):
+        print(file=sys.stderr, flush=True)  # piped input is not echoed: end the prompt line
+    return line if line else None
+
+
+def resume_command(thread_id: str, db: str | None) -> str:
+    """The shell command that continues ``thread_id``."""
+    command = f"sealgraph resume {shlex.quote(thread_id)}"
+    if db:
+        command += f" --db {shlex.quote(db)}"
+    return command
+
+
+def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    from sealgraph.audit.runs import parse_overrides
+    from sealgraph.config import SealConfig
+
+    overrides = parse_overrides(args.overrides)
+    for key, value in (("k", args.k), ("max_loops", args.max_loops), ("budget", args.budget)):
+        if value is not None:
+            overrides[key] = value
+    SealConfig().override(overrides)  # a bad key or value fails here, before anything runs
+    return overrides
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """Answer one question and checkpoint the run."""
+    from sealgraph.audit.checkpointers import describe_db, open_checkpointer
+    from sealgraph.audit.runs import (
+        build_run_graph,
+        hook_callbacks,
+        new_thread_id,
+        run_config,
+        thread_exists,
+        validate_thread_id,
+    )
+    from sealgraph.index import load_index
+    from sealgraph.nodes.search import validate_question
+
+    question = validate_question(args.question)
+    overrides = _ask_overrides(args)
+    index_dir = Path(args.index)
+    index = load_index(index_dir)
+    thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
+    with open_checkpointer(args.db) as checkpointer:
+        if thread_exists(checkpointer, thread_id):
+            raise InputError(
+                f"thread {thread_id!r} already exists in {describe_db(args.db)}; continue it with "
+                f"`{resume_command(thread_id, args.db)}` or choose another --thread"
+            )
+        if args.thread is None:
+            _err(f"thread: {thread_id}")
+        graph = build_run_graph(index, llm=args.llm, overrides=overrides, checkpointer=checkpointer)
+        config = run_config(thread_id, index=index_dir, llm=args.llm, callbacks=hook_callbacks())
+        run_input: dict[str, Any] = {"question": question}
+        if overrides:
+            run_input["config"] = overrides
+        return _drive(graph, run_input, config, thread_id, args)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    """Continue a run from the last checkpoint of its main branch."""
+    from sealgraph.audit.branches import thread_branches
+    from sealgraph.audit.checkpointers import open_checkpointer
+    from sealgraph.audit.runs import graph_for_thread, hook_callbacks, run_config, validate_thread_id
+
+    thread_id = validate_thread_id(args.thread)
+    with open_checkpointer(args.db, create=False) as checkpointer:
+        graph, origin = graph_for_thread(checkpointer, thread_id, index_override=args.index)
+        main, _ = thread_branches(graph, thread_id)
+        latest = graph.get_state({"configurable": {"thread_id": thread_id}})
+        # Pin the run's last checkpoint only when a replay wrote newer ones: pinning
+        # makes LangGraph fork, which would add a needless checkpoint otherwise.
+        pinned = main.end_id if latest.config["configurable"]["checkpoint_id"] != main.end_id else None
+        config = run_config(
+            thread_id,
+            index=origin.index,
+            llm=origin.llm,
+            callbacks=hook_callbacks(),
+            checkpoint_id=pinned,
+        )
+        if not main.end.next:
+            _err(f"thread {thread_id} had already finished; showing its result")
+        return _drive(graph, None, config, thread_id, args)
+
+
+def _drive(
+    graph: Any,
+    run_input: Mapping[str, Any] | None,
+    config: dict[str, Any],
+    thread_id: str,
+    args: argparse.Namespace,
+) -> int:
+    """Run (or continue) the graph, then print the result."""
+    from sealgraph.audit.branches import thread_branches
+    from sealgraph.audit.runs import stream_run
+    from sealgraph.audit.stepping import run_stepwise
+
+    try:
+        if args.step:
+            outcome = run_stepwise(
+                graph, run_input, config, read_line=_read_line, write=_err, on_node=_progress
+            )
+            if not outcome.finished:
+                _err(f"stopped before {outcome.stopped_before}; thread: {thread_id}")
+                _err(f"resume with: {resume_command(thread_id, args.db)}")
+                if args.json:
+                    status = {
+                        "thread_id": thread_id,
+                        "status": "stopped",
+                        "next": outcome.stopped_before,
+                        "resume": resume_command(thread_id, args.db),
+                    }
+                    print(json.dumps(status, ensure_ascii=False))
+                return 0
+        elif run_input is not None or graph.get_state(config).next:
+            stream_run(graph, run_input, config, on_node=_progress)
+    except KeyboardInterrupt:
+        _err(f"interrupted; resume with: {resume_command(thread_id, args.db)}")
+        raise
+    main, _ = thread_branches(graph, thread_id)
+    _print_result(main.end.values, thread_id, as_json=args.json)
+    return 0
+
+
+def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -> None:
+    from sealgraph.audit.runs import run_output
+    from sealgraph.audit.timeline import render_answer, step_lines
+
+    if as_json:
+        print(json.dumps(run_output(values, thread_id), ensure_ascii=False))
+        return
+    print(render_answer(values))
+    print()
+    print(f"Trace (loops: {values.get('loops', 0)}, context: {values.get('context_tokens', 0)} tokens):")
+    for line in step_lines(values.get("seal_log") or []):
+        print(f"  {line}")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Answer every example question over the (cached) example-corpus index."""
+    from sealgraph.audit.demo import ensure_demo_index
+    from sealgraph.audit.runs import build_run_graph, run_output
+    from sealgraph.audit.timeline import step_lines
+    from sealgraph.examples import load_questions
+
+    index_dir = ensure_demo_index(args.index, embedder=args.embedder)
+    graph = build_run_graph(index_dir)
+    records = []
+    for number, item in enumerate(load_questions(), start=1):
+        values = graph.invoke({"question": item["question"]})
+        trace = step_lines(values.get("seal_log") or [])
+        if args.json:
+            records.append(
+                {
+                    "id": item["id"],
+                    "question": item["question"],
+                    "expected": item["answer"],
+                    **run_output(values),
+                    "trace": trace,
+                }
+            )
+            continue
+        if number > 1:
+            print()
+        print(f"Q {item['id']}: {item['question']}")
+        print(f"A: {values.get('answer', '')}")
+        for c in values.get("citations") or []:
+            print(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}")
+        for line in trace:
+            print(f"   {line}")
+    if args.json:
+        print(json.dumps({"index": str(index_dir), "questions": records}, ensure_ascii=False))
+    return 0

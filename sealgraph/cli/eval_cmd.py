@@ -1,0 +1,122 @@
+"""``sealgraph eval``: compare retrieval methods on a multi-hop QA JSONL file."""
+
+from __future__ import annotations
+
+import argparse
+
+from sealgraph.errors import InputError
+
+_DESCRIPTION = """\
+Evaluate methods (flat-bm25, flat-dense, flat-hybrid, expand, adaptive-k, seal)
+on the questions of a multi-hop QA JSONL file. The corpus is the union of the
+paragraphs of --questions and every --pool file; its index is cached by content
+(in $SEALGRAPH_CACHE_DIR or the user cache dir) unless --index is given.
+Writes report.json (and records.jsonl) only when the whole run succeeded."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``eval`` subcommand."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate methods on multi-hop QA JSONL",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--questions", required=True, metavar="Q.jsonl", help="questions to evaluate"
+    )
+    parser.add_argument(
+        "--pool",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="P.jsonl",
+        help="more QA JSONL files whose paragraphs join the corpus (repeatable)",
+    )
+    parser.add_argument("--limit", type=int, metavar="N", help="evaluate the first N questions")
+    parser.add_argument("--k", type=int, required=True, metavar="K", help="evidence-set size")
+    parser.add_argument(
+        "--methods",
+        required=True,
+        metavar="M1,M2",
+        help="comma-separated methods: flat-bm25,flat-dense,flat-hybrid,expand,adaptive-k,seal",
+    )
+    parser.add_argument("--budget", type=int, metavar="TOKENS", help="context token budget")
+    parser.add_argument("--max-loops", type=int, metavar="L", help="loop budget of graph methods")
+    parser.add_argument("--index", metavar="DIR", help="load or build the index in DIR")
+    parser.add_argument(
+        "--embedder",
+        default="auto",
+        metavar="SPEC",
+        help="embedder used when the index is built (auto, none, ...; default auto)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="overrides",
+        metavar="KEY=VALUE",
+        help="config override, e.g. utility.novelty=0.2 (repeatable)",
+    )
+    parser.add_argument("--out", required=True, metavar="report.json", help="report to write")
+    parser.add_argument("--records", metavar="records.jsonl", help="per-question records to write")
+    parser.add_argument("--sweep-k", metavar="1,3,5", help="also run every method at these k")
+    parser.add_argument(
+        "--sweep-loops", metavar="0,1,3,5", help="also run every method at these loop budgets"
+    )
+    parser.add_argument("--plot", metavar="FILE.png", help="plot metrics versus the sweeps")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="do not show the progress bar on stderr"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation, print the table and return the exit code."""
+    from sealgraph.config import parse_set_args
+    from sealgraph.eval.report import format_table
+    from sealgraph.eval.runner import run_eval
+
+    result = run_eval(
+        args.questions,
+        k=args.k,
+        methods=args.methods,
+        pools=args.pool,
+        limit=args.limit,
+        budget=args.budget,
+        max_loops=args.max_loops,
+        index_dir=args.index,
+        embedder=args.embedder,
+        overrides=parse_set_args(args.overrides),
+        sweep_k=parse_int_list("--sweep-k", args.sweep_k),
+        sweep_loops=parse_int_list("--sweep-loops", args.sweep_loops),
+        out=args.out,
+        records_out=args.records,
+        plot=args.plot,
+        progress=not args.no_progress,
+    )
+    report = result.report
+    print(
+        f"{report['n_questions']} questions, corpus {report['corpus_size']} documents, "
+        f"k={report['k']}, budget={report['budget']}, max_loops={report['max_loops']}"
+    )
+    print(format_table(report["methods"]))
+    return 0
+
+
+def parse_int_list(flag: str, text: str | None) -> list[int]:
+    """Parse ``"1,3,5"`` into ``[1, 3, 5]`` (None or blank gives ``[]``).
+
+    Raises:
+        InputError: An entry is not an integer.
+
+    """
+    if text is None or not text.strip():
+        return []
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(int(part.strip()))
+        except ValueError:
+            raise InputError(f"{flag} expects comma-separated integers, got {text!r}") from None
+    return values

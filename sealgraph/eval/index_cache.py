@@ -1,0 +1,134 @@
+"""The content-addressed cache of evaluation indexes.
+
+The evaluation corpus (the paragraphs of the questions file and every pool
+file, deduplicated by (title, text)) is indexed once and cached under a key
+derived from its content and the index settings, so a second run over the same
+files loads the index instead of re-embedding it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sealgraph.audit.paths import cache_dir
+from sealgraph.errors import IndexCorruptError, InputError
+from sealgraph.tokens import DEFAULT_ENCODING
+from sealgraph.types import Document
+
+__all__ = [
+    "DEFAULT_MAX_CHUNK_TOKENS",
+    "EVAL_INDEX_DIR",
+    "OpenedIndex",
+    "corpus_fingerprint",
+    "open_index",
+]
+
+EVAL_INDEX_DIR = "eval-index"
+"""Folder of the cache directory that holds evaluation indexes, one per fingerprint."""
+
+DEFAULT_MAX_CHUNK_TOKENS = 256
+"""Chunk size used to build evaluation indexes (``build_index``'s default)."""
+
+_FINGERPRINT_VERSION = 1  # bump when the meaning of a cached index changes
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedIndex:
+    """An index ready for evaluation and where it lives."""
+
+    index: Any
+    """The loaded :class:`sealgraph.index.Index`."""
+    path: Path
+    """Directory of the index."""
+    reused: bool
+    """True when an existing index was loaded, False when it was built by this call."""
+
+
+def corpus_fingerprint(
+    documents: Sequence[Document], *, embedder: str, max_chunk_tokens: int, encoding: str
+) -> str:
+    """Return the sha256 of the sorted (title, text) corpus plus the index settings.
+
+    The order of the input files and of their paragraphs does not change it.
+    """
+    digest = hashlib.sha256()
+    settings = {
+        "version": _FINGERPRINT_VERSION,
+        "embedder": embedder,
+        "max_chunk_tokens": max_chunk_tokens,
+        "encoding": encoding,
+    }
+    digest.update(json.dumps(settings, sort_keys=True).encode())
+    for title, text in sorted({(doc.title, doc.text) for doc in documents}):
+        # Length prefixes make the encoding unambiguous whatever the texts contain.
+        for part in (title, text):
+            data = part.encode()
+            digest.update(len(data).to_bytes(8, "big"))
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def open_index(
+    documents: Sequence[Document],
+    index_dir: str | Path | None = None,
+    *,
+    embedder: str = "auto",
+    max_chunk_tokens: int = DEFAULT_MAX_CHUNK_TOKENS,
+    encoding: str = DEFAULT_ENCODING,
+) -> OpenedIndex:
+    """Load the index of ``documents``, building it first when needed.
+
+    Without ``index_dir`` the index lives in
+    ``<cache_dir()>/eval-index/<fingerprint[:16]>`` (``cache_dir()`` is
+    ``$SEALGRAPH_CACHE_DIR`` or the user cache dir). With ``index_dir`` an
+    existing index there is loaded (and must hold exactly this corpus), else one
+    is built there. :func:`sealgraph.index.build_index` builds atomically, so an
+    interrupted run never leaves a half-written index behind.
+
+    Args:
+        documents: The deduplicated corpus.
+        index_dir: Where to load or build the index; None for the cache.
+        embedder: Embedder spec for a build (``auto``, ``none``, ...).
+        max_chunk_tokens: Chunk size for a build.
+        encoding: tiktoken encoding that counts chunk tokens in a build.
+
+    Raises:
+        InputError: ``index_dir`` holds an index of a different corpus.
+        IndexCorruptError: ``index_dir`` holds a damaged index.
+
+    """
+    from sealgraph.index import build_index, load_index
+
+    settings = {"embedder": embedder, "max_chunk_tokens": max_chunk_tokens, "encoding": encoding}
+    if index_dir is not None:
+        path = Path(index_dir)
+        if path.is_dir() and any(path.iterdir()):
+            index = load_index(path)
+            _check_corpus_size(index, documents, path)
+            return OpenedIndex(index=index, path=path, reused=True)
+    else:
+        key = corpus_fingerprint(documents, **settings)
+        path = cache_dir() / EVAL_INDEX_DIR / key[:16]
+        if path.is_dir():
+            try:
+                return OpenedIndex(index=load_index(path), path=path, reused=True)
+            except IndexCorruptError:
+                shutil.rmtree(path)  # our own cache entry, damaged: rebuild it
+    path.parent.mkdir(parents=True, exist_ok=True)
+    index = build_index(list(documents), path, **settings)
+    return OpenedIndex(index=index, path=path, reused=False)
+
+
+def _check_corpus_size(index: Any, documents: Sequence[Document], path: Path) -> None:
+    if index.n_docs != len(documents):
+        raise InputError(
+            f"the index in {path} holds {index.n_docs} documents but the evaluation corpus "
+            f"has {len(documents)}; give an empty or new --index directory, or omit --index "
+            "to use the content-addressed cache"
+        )

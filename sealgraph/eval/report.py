@@ -1,0 +1,113 @@
+"""Writing and printing evaluation results.
+
+Outputs are written atomically and together: every file goes to a temporary
+sibling first and is moved into place with :func:`os.replace` only once all of
+them were written, so a failed run never leaves a half-written report behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TABLE_COLUMNS", "format_table", "write_outputs"]
+
+TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("recall", "recall", ".3f"),
+    ("all_gold", "all_gold", ".3f"),
+    ("precision", "prec", ".3f"),
+    ("evidence_size_mean", "|E|", ".2f"),
+    ("evidence_tokens_mean", "ev_tok", ".0f"),
+    ("context_tokens_mean", "ctx_tok", ".0f"),
+    ("sp_sentence_recall", "sp_rec", ".3f"),
+    ("overlap_mean", "overlap", ".3f"),
+    ("answer_em", "EM", ".3f"),
+    ("answer_f1", "F1", ".3f"),
+    ("latency_ms_p50", "p50_ms", ".1f"),
+    ("loops_mean", "loops", ".2f"),
+    ("llm_calls_mean", "llm", ".2f"),
+    ("budget_violations", "over", "d"),
+)
+"""Columns of the terminal table: (metric key, header, format spec)."""
+
+
+def format_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
+    """Render per-method metrics as an aligned text table (methods as rows)."""
+    header = ["method", *(title for _, title, _ in TABLE_COLUMNS)]
+    rows = [header]
+    for name, values in methods.items():
+        rows.append([name, *(format(values.get(key, 0), spec) for key, _, spec in TABLE_COLUMNS)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells))
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def write_outputs(
+    report: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    *,
+    out: str | Path | None = None,
+    records_out: str | Path | None = None,
+    plot: str | Path | None = None,
+) -> None:
+    """Write the report, the records and the sweep plot, all or nothing.
+
+    Args:
+        report: Content of ``report.json``.
+        records: Lines of ``records.jsonl``.
+        out: Path of ``report.json`` (skipped when None).
+        records_out: Path of ``records.jsonl`` (skipped when None).
+        plot: Path of the sweep plot image (skipped when None).
+
+    """
+    writers: list[tuple[Path, Callable[[Path], None]]] = []
+    if out is not None:
+        writers.append((Path(out), lambda tmp: _write_text(tmp, _dump_json(report))))
+    if records_out is not None:
+        writers.append((Path(records_out), lambda tmp: _write_records(tmp, records)))
+    if plot is not None:
+        from sealgraph.eval.plot import plot_sweeps
+
+        writers.append((Path(plot), lambda tmp: plot_sweeps(report.get("sweeps", {}), tmp)))
+
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, write in writers:
+            tmp = _temp_sibling(target)
+            staged.append((tmp, target))
+            write(tmp)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
+
+
+def _dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _write_records(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _temp_sibling(target: Path) -> Path:
+    # Same directory, so os.replace is an atomic rename; same suffix, so tools
+    # that pick a format from the extension (matplotlib) see the right one.
+    return target.parent / f".{target.name}.{os.getpid()}.tmp{target.suffix}"

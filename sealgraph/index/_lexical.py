@@ -1,0 +1,140 @@
+"""BM25 over chunk text with a deterministic tokenizer, persisted without pickle.
+
+bm25s stores its index as a CSC matrix of precomputed term scores (``.npy``
+written with ``allow_pickle=False``) plus JSON vocabulary and parameters, so its
+own ``save``/``load`` is pickle-free; we never pass it a corpus, so it writes no
+corpus file either.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sealgraph.text import STOPWORDS, words
+
+LEXICAL_DIR = "lexical"
+TOKENIZER_VERSION = "words-stop-s1"
+"""Version of :func:`lexical_tokens`; an index built with another version is rebuilt."""
+BM25_PARAMS = {"method": "lucene", "k1": 1.2, "b": 0.75}
+"""BM25 variant and parameters (the common Lucene defaults)."""
+# Files bm25s writes for our index (it writes no corpus file when none is given).
+LEXICAL_FILES = (
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+    "vocab.index.json",
+    "params.index.json",
+)
+
+# bm25s logs through the root logger at import on some versions; keep it quiet.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+def stem(word: str) -> str:
+    """Light plural/possessive stemmer (Harman's S-stemmer plus ``'s``).
+
+    ``"albums"`` → ``"album"``, ``"stories"`` → ``"story"``, ``"horses"`` →
+    ``"horse"``, ``"parklife's"`` → ``"parklife"``; words of three letters or fewer
+    and words ending in ``ss``, ``us`` or ``is`` are kept.
+    """
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """Tokenize for BM25: folded words, stopwords dropped, lightly stemmed."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS]
+
+
+class LexicalIndex:
+    """A BM25 index whose documents are addressed by their row (0..n-1)."""
+
+    def __init__(self, bm25) -> None:
+        self._bm25 = bm25
+        self._vocab: dict[str, int] = bm25.vocab_dict
+        self.n_docs = int(bm25.scores["num_docs"])
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> LexicalIndex:
+        """Index ``texts``; row i of the index is ``texts[i]``."""
+        import bm25s
+
+        # Build the vocabulary ourselves in first-seen order so that the files
+        # are identical across runs (bm25s would iterate a set of strings, whose
+        # order changes with the hash seed). Token id 0 is a never-used sentinel
+        # so that a corpus of stopwords only still gives a valid index.
+        vocab: dict[str, int] = {"": 0}
+        corpus_ids = []
+        for text in texts:
+            ids = []
+            for token in lexical_tokens(text):
+                ids.append(vocab.setdefault(token, len(vocab)))
+            corpus_ids.append(ids)
+        bm25 = bm25s.BM25(**BM25_PARAMS)
+        bm25.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
+        return cls(bm25)
+
+    def save(self, directory: Path) -> None:
+        """Write the index files into ``directory``."""
+        self._bm25.save(str(directory), allow_pickle=False, show_progress=False)
+
+    @classmethod
+    def load(cls, directory: Path) -> LexicalIndex:
+        """Read an index written by :meth:`save`."""
+        import bm25s
+
+        bm25 = bm25s.BM25.load(
+            str(directory), allow_pickle=False, load_corpus=False, show_progress=False
+        )
+        return cls(bm25)
+
+    def query_ids(self, query: str) -> np.ndarray:
+        """Vocabulary ids of the query's distinct known tokens, in query order."""
+        seen: dict[int, None] = {}
+        for token in lexical_tokens(query):
+            token_id = self._vocab.get(token)
+            if token_id is not None:
+                seen.setdefault(token_id, None)
+        return np.fromiter(seen, dtype=np.int64, count=len(seen))
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of ``query`` against every row (zeros when no token is known)."""
+        ids = self.query_ids(query)
+        if ids.size == 0:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` rows with a positive score, best first, ties broken by row."""
+        if k <= 0:
+            return []
+        return top_k(self.scores(query), k)
+
+
+def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Rows of the ``k`` highest positive scores, by score descending then row ascending."""
+    candidates = np.flatnonzero(scores > 0)
+    if candidates.size > k:
+        cut = np.partition(scores[candidates], candidates.size - k)[candidates.size - k]
+        candidates = candidates[scores[candidates] >= cut]
+    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    return [(int(row), float(scores[row])) for row in candidates[order]]
+
+
+def read_params(directory: Path) -> dict:
+    """Return bm25s's saved parameters (for consistency checks at load)."""
+    return json.loads((directory / "params.index.json").read_text(encoding="utf-8"))

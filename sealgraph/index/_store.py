@@ -1,0 +1,163 @@
+"""The SQLite docstore: documents and chunks, with each chunk's dense row number.
+
+``row`` (0..n-1) is the position of a chunk in the lexical and dense indexes.
+Structured fields (section chain, sentence spans, metadata) are stored as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sealgraph.types import Chunk, Document
+
+DOCSTORE_FILE = "docstore.sqlite"
+
+_SCHEMA = """
+CREATE TABLE documents (
+    doc_id   TEXT PRIMARY KEY,
+    position INTEGER NOT NULL UNIQUE,
+    title    TEXT NOT NULL,
+    source   TEXT NOT NULL,
+    metadata TEXT NOT NULL
+);
+CREATE TABLE chunks (
+    chunk_id  TEXT PRIMARY KEY,
+    "row"     INTEGER NOT NULL UNIQUE,
+    doc_id    TEXT NOT NULL REFERENCES documents(doc_id),
+    title     TEXT NOT NULL,
+    section   TEXT NOT NULL,
+    ord       INTEGER NOT NULL,
+    "start"   INTEGER NOT NULL,
+    "end"     INTEGER NOT NULL,
+    text      TEXT NOT NULL,
+    n_tokens  INTEGER NOT NULL,
+    sentences TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+CREATE INDEX chunks_doc_ord ON chunks (doc_id, ord);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """A document as stored (its text lives in its chunks)."""
+
+    doc_id: str
+    """Document id."""
+    title: str
+    """Document title."""
+    source: str
+    """Where it came from."""
+
+
+def write_docstore(
+    path: Path,
+    documents: Sequence[Document],
+    chunks: Sequence[Chunk],
+    hashes: Sequence[str],
+) -> None:
+    """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(_SCHEMA)
+        with conn:
+            conn.executemany(
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
+                (
+                    (d.doc_id, i, d.title, d.source, _dumps(d.metadata))
+                    for i, d in enumerate(documents)
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        c.chunk_id,
+                        row,
+                        c.doc_id,
+                        c.title,
+                        _dumps(list(c.section)),
+                        c.order,
+                        c.start,
+                        c.end,
+                        c.text,
+                        c.n_tokens,
+                        _dumps([list(s) for s in c.sentences]),
+                        hashes[row],
+                    )
+                    for row, c in enumerate(chunks)
+                ),
+            )
+    finally:
+        conn.close()
+
+
+def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]]:
+    """Return documents (by position), chunks and their content hashes (by row).
+
+    Raises:
+        ValueError: Rows are not exactly 0..n-1.
+        sqlite3.DatabaseError: The file is not a valid docstore.
+
+    """
+    conn = _connect_readonly(path)
+    try:
+        documents = [
+            DocumentRow(doc_id, title, source)
+            for doc_id, title, source in conn.execute(
+                "SELECT doc_id, title, source FROM documents ORDER BY position"
+            )
+        ]
+        chunks: list[Chunk] = []
+        hashes: list[str] = []
+        query = (
+            'SELECT "row", chunk_id, doc_id, title, section, ord, "start", "end", text, '
+            'n_tokens, sentences, hash FROM chunks ORDER BY "row"'
+        )
+        for record in conn.execute(query):
+            row, cid, doc_id, title, section, order, start, end, text, n_tokens, sents, digest = (
+                record
+            )
+            if row != len(chunks):
+                raise ValueError(f"chunk rows are not contiguous (row {row} at {len(chunks)})")
+            chunks.append(
+                Chunk(
+                    chunk_id=cid,
+                    doc_id=doc_id,
+                    title=title,
+                    section=tuple(json.loads(section)),
+                    order=order,
+                    start=start,
+                    end=end,
+                    text=text,
+                    n_tokens=n_tokens,
+                    sentences=tuple((a, b) for a, b in json.loads(sents)),
+                )
+            )
+            hashes.append(digest)
+        return documents, chunks, hashes
+    finally:
+        conn.close()
+
+
+def read_chunk_hashes(path: Path) -> list[str]:
+    """Return the content hash of every chunk, by row."""
+    conn = _connect_readonly(path)
+    try:
+        return [h for (h,) in conn.execute('SELECT hash FROM chunks ORDER BY "row"')]
+    finally:
+        conn.close()
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    # immutable=1: never create a journal or take locks (the index may be read-only).
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

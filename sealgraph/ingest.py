@@ -1,0 +1,376 @@
+"""Load a user's documents: Markdown, plain text and JSON Lines.
+
+Paths may be files or directories (walked recursively in sorted order, hidden
+entries skipped) so the same inputs always give the same documents in the same
+order. JSONL is read per line in one of two forms: the multi-hop QA schema
+(``{"question", "paragraphs": [{"title", "sentences"}], ...}``, every paragraph a
+document, deduplicated across all inputs) or a generic ``{"id", "title", "text"}``
+record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sealgraph.chunking import markdown_headings
+from sealgraph.errors import IngestError, InputError
+from sealgraph.types import Document
+
+__all__ = [
+    "MARKDOWN_SUFFIXES",
+    "SUPPORTED_SUFFIXES",
+    "Corpus",
+    "SourceFile",
+    "load_corpus",
+    "load_documents",
+    "load_qa_records",
+    "qa_doc_id",
+    "warn_stderr",
+]
+
+WarnFn = Callable[[str], None]
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+"""File suffixes read as Markdown."""
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | {".txt", ".jsonl"}
+"""File suffixes picked up when walking a directory; others there are skipped."""
+
+_BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One input file that was read."""
+
+    path: str
+    """Absolute POSIX path of the file."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
+    n_documents: int
+    """Documents this file contributed (after deduplication)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """Documents loaded from paths, with the files they came from."""
+
+    documents: list[Document] = field(default_factory=list)
+    """Documents in input order."""
+    sources: list[SourceFile] = field(default_factory=list)
+    """Files read, in input order (binary files that were skipped are not listed)."""
+
+
+def load_documents(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    warn: WarnFn | None = None,
+) -> list[Document]:
+    """Load documents from files and directories.
+
+    Args:
+        paths: One path or several. Directories are walked recursively; inside them
+            only ``.md``, ``.markdown``, ``.txt`` and ``.jsonl`` files are read. A file
+            named explicitly with any other suffix is read as plain text.
+        warn: Called with one line per recoverable problem (a binary file skipped,
+            bytes that are not UTF-8). Defaults to printing on stderr.
+
+    Returns:
+        The documents, in a deterministic order (inputs in the given order, files
+        within a directory sorted by relative path).
+
+    Raises:
+        InputError: A path does not exist, or no document was found at all.
+        IngestError: A JSONL line is malformed, or two inputs claim the same id.
+
+    """
+    return load_corpus(paths, warn=warn).documents
+
+
+def load_corpus(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    warn: WarnFn | None = None,
+) -> Corpus:
+    """Like :func:`load_documents`, but also report the files read and their hashes."""
+    warn = warn or warn_stderr
+    loader = _Loader(warn)
+    for root, file in _iter_input_files(_as_path_list(paths)):
+        loader.load_file(root, file)
+    if not loader.documents:
+        shown = ", ".join(str(p) for p in _as_path_list(paths)) or "(no paths given)"
+        raise InputError(
+            f"no documents found in {shown} (sealgraph reads .md, .markdown, .txt and .jsonl files)"
+        )
+    return Corpus(documents=loader.documents, sources=loader.sources)
+
+
+def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read and validate the records of a multi-hop QA JSONL file.
+
+    Every non-blank line must be a JSON object with a string ``question`` and
+    ``paragraphs``: a list of ``{"title": str, "sentences": [str, ...]}``. When
+    present, ``answer`` must be a string and ``supporting_facts`` a list of
+    ``[title, sentence_index]`` pairs.
+
+    Args:
+        path: The JSONL file.
+
+    Returns:
+        The raw records, in file order.
+
+    Raises:
+        InputError: The file does not exist.
+        IngestError: A line is not valid JSON or does not follow the schema; the
+            message names the file and line number.
+
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"no such file: {file}")
+    text = _decode(file.read_bytes(), file, warn=warn_stderr)
+    records = []
+    for line_no, record in _iter_json_lines(text, file):
+        if not _is_qa_record(record):
+            raise IngestError(
+                f"{file}:{line_no}: not a multi-hop QA record (expected an object with "
+                f'"question" and "paragraphs")'
+            )
+        _validate_qa_record(record, file, line_no, require_question=True)
+        records.append(record)
+    return records
+
+
+def qa_doc_id(title: str, text: str) -> str:
+    """Return the stable id of a QA paragraph: ``"p-"`` + 16 hex digits of SHA-1."""
+    digest = hashlib.sha1(f"{title}\x00{text}".encode(), usedforsecurity=False)
+    return "p-" + digest.hexdigest()[:16]
+
+
+class _Loader:
+    """Accumulates documents across inputs, enforcing id uniqueness and QA dedup."""
+
+    def __init__(self, warn: WarnFn) -> None:
+        self.warn = warn
+        self.documents: list[Document] = []
+        self.sources: list[SourceFile] = []
+        self._ids: dict[str, str] = {}  # doc_id -> where it came from
+        self._qa_seen: set[tuple[str, str]] = set()
+        self._files_seen: set[Path] = set()
+
+    def load_file(self, root: Path, file: Path) -> None:
+        resolved = file.resolve()
+        if resolved in self._files_seen:  # the same file named twice (dir and file)
+            return
+        self._files_seen.add(resolved)
+        data = file.read_bytes()
+        if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+            self.warn(f"skipped binary file {file}")
+            return
+        text = _decode(data, file, warn=self.warn)
+        before = len(self.documents)
+        rel = file.relative_to(root).as_posix()
+        suffix = file.suffix.lower()
+        if suffix == ".jsonl":
+            self._load_jsonl(text, file, rel)
+        else:
+            self._load_text_file(text, file, rel, markdown=suffix in MARKDOWN_SUFFIXES)
+        self.sources.append(
+            SourceFile(
+                path=resolved.as_posix(),
+                sha256=hashlib.sha256(data).hexdigest(),
+                n_documents=len(self.documents) - before,
+            )
+        )
+
+    def _add(self, doc: Document, where: str) -> None:
+        if doc.doc_id in self._ids:
+            raise IngestError(
+                f"{where}: duplicate document id {doc.doc_id!r} (already used by "
+                f"{self._ids[doc.doc_id]}); document ids must be unique"
+            )
+        self._ids[doc.doc_id] = where
+        self.documents.append(doc)
+
+    def _load_text_file(self, text: str, file: Path, rel: str, *, markdown: bool) -> None:
+        # Offsets refer to this normalised text; CR line ends carry no meaning.
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not text.strip():
+            self.warn(f"skipped empty file {file}")
+            return
+        title = file.stem
+        if markdown:
+            first_h1 = next((h for h in markdown_headings(text) if h.level == 1), None)
+            if first_h1 is not None:
+                title = first_h1.text
+        doc = Document(
+            doc_id=rel,
+            title=title,
+            text=text,
+            source=str(file),
+            metadata={"format": "markdown" if markdown else "text"},
+        )
+        self._add(doc, str(file))
+
+    def _load_jsonl(self, text: str, file: Path, rel: str) -> None:
+        for line_no, record in _iter_json_lines(text, file):
+            where = f"{file}:{line_no}"
+            if _is_qa_record(record):
+                _validate_qa_record(record, file, line_no, require_question=False)
+                for paragraph in record["paragraphs"]:
+                    self._add_qa_paragraph(paragraph, where)
+            elif isinstance(record, dict) and "text" in record:
+                self._add(_generic_document(record, rel, line_no, where), where)
+            else:
+                raise IngestError(
+                    f"{where}: unrecognised JSONL record: expected a multi-hop QA record "
+                    f'("paragraphs": [{{"title", "sentences"}}]) or {{"id", "title", "text"}}'
+                )
+
+    def _add_qa_paragraph(self, paragraph: dict[str, Any], where: str) -> None:
+        title = paragraph["title"]
+        sentences = paragraph["sentences"]
+        text = "".join(sentences)
+        if (title, text) in self._qa_seen or not text.strip():
+            return
+        self._qa_seen.add((title, text))
+        spans = []
+        offset = 0
+        for sentence in sentences:
+            spans.append([offset, offset + len(sentence)])
+            offset += len(sentence)
+        doc = Document(
+            doc_id=qa_doc_id(title, text),
+            title=title,
+            text=text,
+            source=where,
+            metadata={"format": "qa", "sentence_spans": spans},
+        )
+        self._add(doc, where)
+
+
+def _generic_document(record: dict[str, Any], rel: str, line_no: int, where: str) -> Document:
+    text = record["text"]
+    if not isinstance(text, str):
+        raise IngestError(f'{where}: "text" must be a string')
+    doc_id = record.get("id")
+    if doc_id is None:
+        doc_id = f"{rel}:{line_no}"
+    elif isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    elif not isinstance(doc_id, str) or not doc_id.strip():
+        raise IngestError(f'{where}: "id" must be a non-empty string')
+    title = record.get("title", doc_id)
+    if not isinstance(title, str):
+        raise IngestError(f'{where}: "title" must be a string')
+    extra = {k: v for k, v in record.items() if k not in {"id", "title", "text"}}
+    return Document(
+        doc_id=doc_id,
+        title=title,
+        text=text,
+        source=where,
+        metadata={"format": "jsonl", **extra},
+    )
+
+
+def _is_qa_record(record: Any) -> bool:
+    return isinstance(record, dict) and "paragraphs" in record
+
+
+def _validate_qa_record(
+    record: dict[str, Any], file: Path, line_no: int, *, require_question: bool
+) -> None:
+    where = f"{file}:{line_no}"
+    paragraphs = record["paragraphs"]
+    if not isinstance(paragraphs, list):
+        raise IngestError(f'{where}: "paragraphs" must be a list')
+    for i, paragraph in enumerate(paragraphs):
+        if not (
+            isinstance(paragraph, dict)
+            and isinstance(paragraph.get("title"), str)
+            and isinstance(paragraph.get("sentences"), list)
+            and all(isinstance(s, str) for s in paragraph["sentences"])
+        ):
+            raise IngestError(
+                f'{where}: paragraph {i} must be {{"title": str, "sentences": [str, ...]}}'
+            )
+    question = record.get("question")
+    if (require_question or question is not None) and not isinstance(question, str):
+        raise IngestError(f'{where}: "question" must be a string')
+    if "answer" in record and not isinstance(record["answer"], str):
+        raise IngestError(f'{where}: "answer" must be a string')
+    facts = record.get("supporting_facts")
+    if facts is not None and not (
+        isinstance(facts, list)
+        and all(
+            isinstance(f, list)
+            and len(f) == 2
+            and isinstance(f[0], str)
+            and isinstance(f[1], int)
+            and not isinstance(f[1], bool)
+            for f in facts
+        )
+    ):
+        raise IngestError(f'{where}: "supporting_facts" must be a list of [title, index] pairs')
+
+
+def _iter_json_lines(text: str, file: Path) -> Iterator[tuple[int, Any]]:
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{file}:{line_no}: invalid JSON ({exc.msg})") from None
+
+
+def _decode(data: bytes, file: Path, *, warn: WarnFn) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warn(f"{file} is not valid UTF-8; undecodable bytes were replaced with U+FFFD")
+        return data.decode("utf-8-sig", errors="replace")
+
+
+def _as_path_list(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+) -> list[Path]:
+    if isinstance(paths, str | os.PathLike):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
+
+
+def _iter_input_files(paths: list[Path]) -> Iterator[tuple[Path, Path]]:
+    """Yield ``(root, file)`` pairs: ids are built from the path relative to root."""
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"no such file or directory: {path}")
+        if path.is_dir():
+            for file in _walk(path):
+                yield path, file
+        else:
+            yield path.parent, path
+
+
+def _walk(root: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            file = Path(dirpath, name)
+            if file.suffix.lower() in SUPPORTED_SUFFIXES and file.is_file():
+                found.append(file)
+    return sorted(found, key=lambda f: f.relative_to(root).as_posix())
+
+
+def warn_stderr(message: str) -> None:
+    """Print a warning line on stderr (the default ``warn`` callback)."""
+    print(f"sealgraph: warning: {message}", file=sys.stderr)

@@ -1,0 +1,653 @@
+"""The pack step: cut evidence into spans, select them under the budget, render.
+
+:func:`pack` runs four stages, each a pure function of its inputs:
+
+1. **Units and values.** Every sentence of the evidence chunks (and of up to
+   ``neighbor_chunks`` adjacent chunks fetched through ``neighbors``) is a unit with
+
+   * ``relevance`` = (1 − w)·sim(unit, question) + w·(1 − rank/n), the fused score of
+     relevant segment extraction, where ``rank`` is the rank of the unit's evidence
+     chunk by the given relevance (or by lexical similarity when none is given) and a
+     neighbour chunk counts as rank n (score 0): it was not retrieved. ``sim`` is the
+     IDF-weighted share of question terms the unit contains; with embeddings it is
+     averaged with the cosine to the query vector (``semantic_weight``).
+   * ``prior`` = π(section) + ``lead_prior`` for the first sentence of a document.
+   * ``boost`` = ``answerability_boost`` for mentioning a focus term, plus as much for
+     containing a value of the expected answer type (a date or a number; inferred from
+     the question when not given).
+   * ``value`` = relevance + prior + boost − ``rse_threshold``.
+
+2. **Candidate spans**, by strategy:
+
+   * ``bubble``: every evidence chunk whole (no neighbours).
+   * ``segments``: maximum-sum segments of unit values per document (Kadane, at most
+     ``max_segment_length`` units, at most ``max_segments_per_doc``).
+   * ``window``: every unit with a positive value seeds a dynamic semantic window;
+     overlapping or touching windows merge.
+   * ``auto``: the segments, each grown as a window, then merged.
+
+   For the last three, each stretch of evidence text no span kept becomes a ``gap``
+   candidate, decided ``low_relevance``, so the trace accounts for all evidence text.
+   If no unit at all has a positive value, each document's best unit seeds a span
+   (the caller chose that evidence; an empty context would help nobody).
+
+3. **Selection** with the context bubble (:mod:`sealgraph.packing.bubble`): span score
+   = (relevance of its best unit + its best prior + its boosts) × 1/(1 + tokens/θ),
+   where tokens is the cost of its rendered block; MMR order; gates.
+
+4. **Rendering** in reading order (documents in evidence order, then document
+   position), counted with the real tokenizer; while over budget, the kept span with the
+   lowest marginal value is dropped and the context re-rendered
+   (:mod:`sealgraph.packing.render`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sealgraph.errors import InputError
+from sealgraph.packing.bubble import BubbleItem, marginal_values, select_spans
+from sealgraph.packing.config import PackConfig
+from sealgraph.packing.render import fit_to_budget, render_block, render_context
+from sealgraph.packing.scoring import (
+    ANSWER_TYPES_DETECTED,
+    cohesion,
+    contains_answer_type,
+    focus_term_sets,
+    idf_weights,
+    infer_answer_type,
+    jaccard,
+    length_penalty,
+    matches_focus,
+    phrase,
+    question_similarity,
+    rank_scores,
+    section_label,
+    section_prior,
+    stem,
+    terms,
+    title_phrase,
+)
+from sealgraph.packing.segments import max_sum_segments
+from sealgraph.packing.types import (
+    PackDecision,
+    PackedSpan,
+    PackResult,
+    Span,
+    SpanScores,
+    Unit,
+)
+from sealgraph.packing.units import DocUnits, NeighborFn, collect_units, make_span
+from sealgraph.packing.window import grow_window, merge_windows
+from sealgraph.text import STOPWORDS, words
+from sealgraph.tokens import TokenCounter
+from sealgraph.types import Chunk
+
+__all__ = ["EmbedFn", "UnitScores", "pack", "score_units"]
+
+EmbedFn = Callable[[list[str]], "np.ndarray | None"]
+"""``embed(texts)``: one L2-normalised row per text, or None for lexical only."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitScores:
+    """Score components of every unit of a pack call, aligned with the unit list."""
+
+    relevance: tuple[float, ...]
+    """Fused similarity to the question."""
+    prior: tuple[float, ...]
+    """Structural prior: section prior + lead, position and title priors."""
+    focus: tuple[bool, ...]
+    """Whether the unit mentions a focus term."""
+    answer: tuple[bool, ...]
+    """Whether the unit contains a value of the expected answer type."""
+    bridge: tuple[bool, ...]
+    """Whether the unit names the title of another evidence document."""
+    value: tuple[float, ...]
+    """relevance + prior + boosts − rse_threshold."""
+    terms: tuple[frozenset[str], ...]
+    """Stemmed content words (lexical similarity and cohesion)."""
+    content: tuple[frozenset[str], ...]
+    """Plain content words (redundancy: the Jaccard of :func:`sealgraph.text.lexical_overlap`)."""
+
+    def boost(self, indices: Sequence[int], config: PackConfig) -> float:
+        """Keyword/answerability boost of a span made of the given units."""
+        return config.answerability_boost * (
+            any(self.focus[i] for i in indices) + any(self.answer[i] for i in indices)
+        ) + config.bridge_boost * any(self.bridge[i] for i in indices)
+
+
+def pack(
+    question: str,
+    chunks: Sequence[Chunk],
+    *,
+    budget: int,
+    counter: TokenCounter,
+    config: PackConfig | None = None,
+    relevance: Sequence[float | None] | Mapping[str, float] | None = None,
+    focus_terms: Sequence[str] = (),
+    answer_type: str | None = None,
+    embed: EmbedFn | None = None,
+    query_vector: np.ndarray | None = None,
+    neighbors: NeighborFn | None = None,
+) -> PackResult:
+    """Pack the evidence into a cited context of at most ``budget`` tokens.
+
+    Args:
+        question: The user question.
+        chunks: The evidence set, in evidence order (duplicated chunk ids are used once).
+        budget: Token budget of the final rendered context (≥ 0).
+        counter: Token counter of the generating model.
+        config: Packing settings (defaults: :class:`PackConfig`).
+        relevance: Per-chunk relevance (higher is better), aligned with ``chunks`` or
+            keyed by chunk id. None, or any missing value, means lexical similarity to
+            the question is used for every chunk (scores of different scales do not mix).
+        focus_terms: Entity names, gap terms or answer hints: units mentioning one get
+            the answerability boost.
+        answer_type: Expected answer type (``date`` and ``number`` are recognised in
+            text); None infers it from the question.
+        embed: Embedding function for unit texts; None (or returning None) means
+            lexical similarity everywhere.
+        query_vector: Embedding of the question (computed with ``embed`` when None).
+        neighbors: Accessor for adjacent chunks of a document, to grow spans beyond the
+            evidence chunks (ignored by the ``bubble`` strategy).
+
+    Returns:
+        The :class:`PackResult`. A budget too small for any span gives an empty context
+        with every candidate decided ``budget_exceeded``.
+
+    Raises:
+        InputError: On a negative budget or a relevance list of the wrong length.
+
+    """
+    config = config or PackConfig()
+    if budget < 0:
+        raise InputError(f"the token budget must be >= 0, got {budget}")
+    chunks = list(chunks)
+    use_neighbors = neighbors if config.strategy != "bubble" else None
+    docs = collect_units(chunks, neighbors=use_neighbors, neighbor_chunks=config.neighbor_chunks)
+    units = [u for d in docs for u in d.units]
+    if not units:
+        return PackResult("", 0, (), (), budget, config.strategy)
+
+    chunk_scores = _chunk_relevance(question, chunks, relevance, units)
+    vectors, qvec = _embeddings(question, units, embed, query_vector)
+    scores = score_units(
+        question,
+        units,
+        chunk_scores,
+        config,
+        focus_terms=focus_terms,
+        answer_type=answer_type,
+        vectors=vectors,
+        query_vector=qvec,
+    )
+    spans, gaps = _candidates(docs, units, scores, config, vectors)
+    return _select_and_render(
+        spans, gaps, docs, units, scores, vectors, budget=budget, counter=counter, config=config
+    )
+
+
+def score_units(
+    question: str,
+    units: Sequence[Unit],
+    chunk_scores: Mapping[str, float],
+    config: PackConfig,
+    *,
+    focus_terms: Sequence[str] = (),
+    answer_type: str | None = None,
+    vectors: np.ndarray | None = None,
+    query_vector: np.ndarray | None = None,
+) -> UnitScores:
+    """Score units (see the module docstring for the equations).
+
+    Args:
+        question: The question.
+        units: The units of the pack call.
+        chunk_scores: Relevance of each evidence chunk id; chunks absent from it
+            (neighbours) get rank score 0.
+        config: Packing settings.
+        focus_terms: Terms that earn the answerability boost.
+        answer_type: Expected answer type; a type other than ``date``/``number`` (or
+            None) is replaced by the one inferred from the question's wording.
+        vectors: Unit embeddings (rows aligned with ``units``) or None.
+        query_vector: Question embedding or None.
+
+    Returns:
+        The components, aligned with ``units``.
+
+    """
+    unit_words = [words(u.text) for u in units]
+    content = [frozenset(w for w in ws if w not in STOPWORDS) for ws in unit_words]
+    unit_terms = [frozenset(stem(w) for w in c) for c in content]
+    phrases = [" " + " ".join(ws) + " " for ws in unit_words]
+    weights = idf_weights(unit_terms)
+    q_terms = terms(question)
+    sims = [question_similarity(q_terms, t, weights) for t in unit_terms]
+    if vectors is not None and query_vector is not None:
+        cos = vectors @ query_vector
+        w = config.semantic_weight
+        sims = [(1 - w) * s + w * max(0.0, float(c)) for s, c in zip(sims, cos, strict=True)]
+    ids = list(chunk_scores)
+    ranks = dict(zip(ids, rank_scores([chunk_scores[c] for c in ids]), strict=True))
+    rw = config.rank_weight
+    relevance = [
+        (1 - rw) * s + rw * ranks.get(u.chunk_id, 0.0) for s, u in zip(sims, units, strict=True)
+    ]
+
+    # Titles as entity anchors: named by the question, or by another evidence document.
+    titles = {u.doc_id: title_phrase(u.title) for u in units}
+    q_phrase = phrase(question)
+    doc_text: dict[str, list[str]] = {}
+    for u, p in zip(units, phrases, strict=True):
+        doc_text.setdefault(u.doc_id, []).append(p)
+    joined = {d: "".join(ps) for d, ps in doc_text.items()}
+    title_hits = {
+        d: (t is not None and t in q_phrase)
+        + (t is not None and any(t in text for o, text in joined.items() if o != d))
+        for d, t in titles.items()
+    }
+    bridge = [
+        any(t is not None and o != u.doc_id and t in p for o, t in titles.items())
+        for u, p in zip(units, phrases, strict=True)
+    ]
+    prior = [
+        section_prior(section_label(u.section), config.section_priors)
+        + (config.lead_prior if u.lead else 0.0)
+        + (config.position_prior * (1 - min(u.index, 5) / 5) if u.chunk_order == 0 else 0.0)
+        + config.title_prior * title_hits[u.doc_id]
+        for u in units
+    ]
+    focus_sets = focus_term_sets(focus_terms)
+    focus = [matches_focus(focus_sets, t) for t in unit_terms]
+    atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
+    answer = [contains_answer_type(u.text, atype) for u in units]
+    ab, bb = config.answerability_boost, config.bridge_boost
+    value = [
+        r + p + ab * (f + a) + bb * b - config.rse_threshold
+        for r, p, f, a, b in zip(relevance, prior, focus, answer, bridge, strict=True)
+    ]
+    return UnitScores(
+        tuple(relevance),
+        tuple(prior),
+        tuple(focus),
+        tuple(answer),
+        tuple(bridge),
+        tuple(value),
+        tuple(unit_terms),
+        tuple(content),
+    )
+
+
+def _chunk_relevance(
+    question: str,
+    chunks: Sequence[Chunk],
+    relevance: Sequence[float | None] | Mapping[str, float] | None,
+    units: Sequence[Unit],
+) -> dict[str, float]:
+    """Relevance per evidence chunk id: the given scores, or lexical similarity."""
+    if isinstance(relevance, Mapping):
+        given = [relevance.get(c.chunk_id) for c in chunks]
+    elif relevance is not None:
+        given = list(relevance)
+        if len(given) != len(chunks):
+            raise InputError(
+                f"relevance has {len(given)} scores for {len(chunks)} chunks; "
+                "give one per chunk or None"
+            )
+    else:
+        given = [None] * len(chunks)
+    if all(g is not None and math.isfinite(g) for g in given):
+        out: dict[str, float] = {}
+        for c, g in zip(chunks, given, strict=True):
+            out.setdefault(c.chunk_id, float(g))  # type: ignore[arg-type]
+        return out
+    by_chunk: dict[str, set[str]] = {}
+    for u in units:
+        if u.evidence:
+            by_chunk.setdefault(u.chunk_id, set()).update(terms(u.text))
+    chunk_terms = {
+        c.chunk_id: frozenset(by_chunk.get(c.chunk_id, set()) | terms(c.title)) for c in chunks
+    }
+    weights = idf_weights(chunk_terms.values())
+    q_terms = terms(question)
+    return {cid: question_similarity(q_terms, t, weights) for cid, t in chunk_terms.items()}
+
+
+def _embeddings(
+    question: str,
+    units: Sequence[Unit],
+    embed: EmbedFn | None,
+    query_vector: np.ndarray | None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    if embed is None:
+        return None, None
+    vectors = embed([u.text for u in units])
+    if vectors is None:
+        return None, None
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(units):
+        raise InputError(
+            f"embed returned an array of shape {vectors.shape} for {len(units)} texts; "
+            "expected one row per text"
+        )
+    if query_vector is None:
+        q = embed([question])
+        if q is None:
+            return vectors, None
+        query_vector = np.asarray(q, dtype=np.float32)[0]
+    qvec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if qvec.shape[0] != vectors.shape[1]:
+        raise InputError(
+            f"query vector has dimension {qvec.shape[0]}, unit embeddings {vectors.shape[1]}"
+        )
+    return vectors, qvec
+
+
+def _candidates(
+    docs: Sequence[DocUnits],
+    units: Sequence[Unit],
+    scores: UnitScores,
+    config: PackConfig,
+    vectors: np.ndarray | None,
+) -> tuple[list[Span], list[Span]]:
+    """Cut candidate spans (and the leftover gap spans) according to the strategy."""
+    if config.strategy == "bubble":
+        spans = []
+        for doc in docs:
+            by_chunk: dict[str, list[Unit]] = {}
+            for u in doc.units:
+                if u.evidence:
+                    by_chunk.setdefault(u.chunk_id, []).append(u)
+            for chunk_id, chunk_units in by_chunk.items():
+                spans.append(Span(chunk_id, tuple(chunk_units), "chunk"))
+        return spans, []
+
+    ranges = _span_ranges(docs, scores, config, vectors, units)
+    if not any(ranges.values()):
+        ranges = _fallback_ranges(docs, scores)
+    spans: list[Span] = []
+    gaps: list[Span] = []
+    offset = 0
+    for doc in docs:
+        values = scores.value[offset : offset + len(doc.units)]
+        covered = [False] * len(doc.units)
+        for start, end, source in ranges[doc.doc_id]:
+            spans.append(make_span(doc.units[start:end], source, sum(values[start:end])))
+            covered[start:end] = [True] * (end - start)
+        cut = set(doc.breaks)
+        run: list[int] = []
+
+        def flush(
+            run: list[int] = run, doc: DocUnits = doc, values: Sequence[float] = values
+        ) -> None:
+            if run and "".join(doc.units[j].text for j in run).strip():
+                gap_units = [doc.units[j] for j in run]
+                gaps.append(make_span(gap_units, "gap", sum(values[j] for j in run)))
+            run.clear()
+
+        for i, unit in enumerate(doc.units):
+            if i in cut:
+                flush()
+            if unit.evidence and not covered[i]:
+                run.append(i)
+            else:
+                flush()
+        flush()
+        offset += len(doc.units)
+    return spans, gaps
+
+
+def _span_ranges(
+    docs: Sequence[DocUnits],
+    scores: UnitScores,
+    config: PackConfig,
+    vectors: np.ndarray | None,
+    units: Sequence[Unit],
+) -> dict[str, list[tuple[int, int, str]]]:
+    """Per document, the (start, end, source) unit ranges of the candidate spans."""
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    offset = 0
+    for doc in docs:
+        n = len(doc.units)
+        values = scores.value[offset : offset + n]
+        if config.strategy in ("segments", "auto"):
+            seeds = [
+                (s.start, s.end)
+                for s in max_sum_segments(
+                    values,
+                    max_length=config.max_segment_length,
+                    max_segments=config.max_segments_per_doc,
+                    breaks=doc.breaks,
+                )
+            ]
+        else:
+            seeds = [(i, i + 1) for i, v in enumerate(values) if v > 0]
+        if config.strategy == "segments" or not seeds:
+            out[doc.doc_id] = [(s, e, "segment") for s, e in sorted(seeds)]
+            offset += n
+            continue
+        adjacent, threshold = _adjacent_similarity(doc, scores, vectors, offset, config)
+        piece_of = _piece_bounds(doc)
+        grown = [
+            grow_window(
+                s,
+                e,
+                adjacent,
+                threshold=threshold,
+                max_expand=config.window_max_expand,
+                lo=piece_of[s][0],
+                hi=piece_of[s][1],
+            )
+            for s, e in seeds
+        ]
+        merged = merge_windows(grown, breaks=doc.breaks)
+        seed_set = set(seeds)
+        out[doc.doc_id] = [
+            (s, e, "segment" if config.strategy == "auto" and (s, e) in seed_set else "window")
+            for s, e in merged
+        ]
+        offset += n
+    return out
+
+
+def _fallback_ranges(
+    docs: Sequence[DocUnits], scores: UnitScores
+) -> dict[str, list[tuple[int, int, str]]]:
+    """One single-unit span per document: its best unit (nothing had a positive value)."""
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    offset = 0
+    for doc in docs:
+        values = scores.value[offset : offset + len(doc.units)]
+        best = max(range(len(values)), key=lambda i: (values[i], -i))
+        out[doc.doc_id] = [(best, best + 1, "fallback")]
+        offset += len(doc.units)
+    return out
+
+
+def _piece_bounds(doc: DocUnits) -> list[tuple[int, int]]:
+    bounds = [(0, 0)] * len(doc.units)
+    for start, end in doc.pieces():
+        for i in range(start, end):
+            bounds[i] = (start, end)
+    return bounds
+
+
+def _adjacent_similarity(
+    doc: DocUnits,
+    scores: UnitScores,
+    vectors: np.ndarray | None,
+    offset: int,
+    config: PackConfig,
+) -> tuple[list[float], float]:
+    """Similarity of consecutive units and the growth threshold that goes with it."""
+    n = len(doc.units)
+    if vectors is not None:
+        rows = vectors[offset : offset + n]
+        sims = [float(rows[i] @ rows[i + 1]) for i in range(n - 1)]
+        return sims, config.window_threshold
+    unit_terms = scores.terms[offset : offset + n]
+    sims = [cohesion(unit_terms[i], unit_terms[i + 1], doc.units[i + 1].text) for i in range(n - 1)]
+    return sims, config.window_lexical_threshold
+
+
+def _select_and_render(
+    spans: list[Span],
+    gaps: list[Span],
+    docs: Sequence[DocUnits],
+    units: Sequence[Unit],
+    scores: UnitScores,
+    vectors: np.ndarray | None,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    config: PackConfig,
+) -> PackResult:
+    index_of = {u.unit_id: i for i, u in enumerate(units)}
+    placeholder_n = max(1, len(spans))
+
+    def span_scores(span: Span) -> tuple[SpanScores, int]:
+        idx = [index_of[u.unit_id] for u in span.units]
+        label = section_label(span.section)
+        tokens = counter.count(render_block(placeholder_n, _title(span), label, span.text))
+        rel = max(scores.relevance[i] for i in idx)
+        prior = max(scores.prior[i] for i in idx)
+        bst = scores.boost(idx, config)
+        lp = length_penalty(tokens, config.theta)
+        return SpanScores(rel, prior, bst, lp, (rel + prior + bst) * lp), tokens
+
+    scored = [span_scores(s) for s in spans]
+    span_words = [
+        frozenset().union(*(scores.content[index_of[u.unit_id]] for u in s.units)) for s in spans
+    ]
+    overlap = [[jaccard(a, b) for b in span_words] for a in span_words]
+    semantic = None
+    if vectors is not None and spans:
+        span_vecs = np.stack(
+            [vectors[[index_of[u.unit_id] for u in s.units]].mean(axis=0) for s in spans]
+        )
+        span_vecs /= np.maximum(np.linalg.norm(span_vecs, axis=1, keepdims=True), 1e-12)
+        semantic = (span_vecs @ span_vecs.T).tolist()
+    items = [
+        BubbleItem(s.span_id, s.doc_id, section_label(s.section), tok, sc.final)
+        for s, (sc, tok) in zip(spans, scored, strict=True)
+    ]
+    choices = select_spans(items, budget=budget, config=config, overlap=overlap, semantic=semantic)
+
+    # Reading order: documents in evidence order, then position in the document.
+    doc_rank = {d.doc_id: r for r, d in enumerate(docs)}
+    chosen = sorted(
+        (c.index for c in choices if c.decision == "selected"),
+        key=lambda i: (doc_rank[spans[i].doc_id], spans[i].start, spans[i].end),
+    )
+    finals = [sc.final for sc, _ in scored]
+    mmr_sim = semantic if semantic is not None else overlap
+
+    def render(kept: Sequence[int]) -> str:
+        return render_context(
+            [
+                render_block(
+                    n,
+                    _title(spans[chosen[k]]),
+                    section_label(spans[chosen[k]].section),
+                    spans[chosen[k]].text,
+                )
+                for n, k in enumerate(kept, start=1)
+            ]
+        )
+
+    def lowest_value(kept: Sequence[int]) -> int:
+        idx = [chosen[k] for k in kept]
+        mv = marginal_values(idx, finals, mmr_sim, config.mmr_lambda)
+        # Lowest value first; on a tie the bigger span (frees more room), then the later one.
+        pos = min(range(len(kept)), key=lambda p: (mv[p], -scored[idx[p]][1], -kept[p]))
+        return kept[pos]
+
+    context, tokens, kept, dropped = fit_to_budget(
+        len(chosen), render, lowest_value, counter, budget
+    )
+    dropped_reason = {
+        chosen[
+            k
+        ]: f"dropped at final render (lowest marginal value): context was {t} > {budget} tokens"
+        for k, t in dropped
+    }
+
+    trace: list[PackDecision] = []
+    for c in choices:
+        span = spans[c.index]
+        sc, tok = scored[c.index]
+        decision, reason = c.decision, c.reason
+        if c.index in dropped_reason:
+            decision, reason = "budget_exceeded", dropped_reason[c.index]
+        trace.append(
+            PackDecision(
+                span_id=span.span_id,
+                doc_id=span.doc_id,
+                chunk_ids=span.chunk_ids,
+                section=section_label(span.section),
+                tokens=tok,
+                scores=_with_mmr(sc, c.novelty, c.mmr),
+                decision=decision,
+                reason=reason,
+                source=span.source,
+            )
+        )
+    for gap in gaps:
+        sc, tok = span_scores(gap)
+        trace.append(
+            PackDecision(
+                span_id=gap.span_id,
+                doc_id=gap.doc_id,
+                chunk_ids=gap.chunk_ids,
+                section=section_label(gap.section),
+                tokens=tok,
+                scores=sc,
+                decision="low_relevance",
+                reason=f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
+                source="gap",
+            )
+        )
+
+    novelty = {c.index: (c.novelty, c.mmr) for c in choices}
+    packed = []
+    for n, k in enumerate(kept, start=1):
+        i = chosen[k]
+        span = spans[i]
+        label = section_label(span.section)
+        packed.append(
+            PackedSpan(
+                n=n,
+                span_id=span.span_id,
+                chunk_ids=span.chunk_ids,
+                doc_id=span.doc_id,
+                title=span.title,
+                section=label,
+                text=span.text,
+                start=span.start,
+                end=span.end,
+                tokens=counter.count(render_block(n, _title(span), label, span.text)),
+                scores=_with_mmr(scored[i][0], *novelty[i]),
+            )
+        )
+    return PackResult(context, tokens, tuple(packed), tuple(trace), budget, config.strategy)
+
+
+def _title(span: Span) -> str:
+    return span.title or span.doc_id
+
+
+def _with_mmr(scores: SpanScores, novelty: float, mmr: float) -> SpanScores:
+    return SpanScores(
+        scores.relevance,
+        scores.prior,
+        scores.boost,
+        scores.length_penalty,
+        scores.final,
+        novelty,
+        mmr,
+    )

@@ -1,0 +1,182 @@
+"""``sealgraph ask``/``resume``/``demo``: output contract and one-line user errors (in-process)."""
+
+import json
+import sqlite3
+
+import pytest
+
+from sealgraph.cli import main
+
+QUESTION = "In which province is the town where Northwind Studio was founded?"
+JSON_KEYS = {
+    "answer",
+    "citations",
+    "evidence",
+    "context",
+    "context_tokens",
+    "loops",
+    "gaps",
+    "thread_id",
+}
+
+
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEALGRAPH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SEALGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SEALGRAPH_TEST_SLOW_NODE", raising=False)
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "runs.sqlite")
+
+
+def assert_one_line_error(capsys, code, *needles):
+    captured = capsys.readouterr()
+    assert code != 0
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("sealgraph: error: ")
+    assert "Traceback" not in captured.err
+    for needle in needles:
+        assert needle in lines[0]
+    return captured
+
+
+def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, db, capsys):
+    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    out = json.loads(captured.out)  # the whole of stdout is one JSON object
+    assert set(out) == JSON_KEYS
+    assert out["answer"]
+    assert len(out["evidence"]) == 2
+    assert out["context_tokens"] > 0
+    assert out["citations"], "the answer should cite at least one span"
+    for c in out["citations"]:
+        assert set(c) == {"n", "chunk_id", "title", "text"}
+        assert isinstance(c["n"], int)
+    # a generated thread id is announced on stderr, with one progress line per node
+    assert f"thread: {out['thread_id']}" in captured.err.splitlines()
+    progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+    nodes = [line.split("] ", 1)[1].split(":", 1)[0] for line in progress]
+    assert nodes[:3] == ["search", "extract", "assess"]
+    assert nodes[-2:] == ["pack", "generate"]
+
+
+def test_ask_text_output_has_answer_citations_and_trace(tiny_index, db, capsys):
+    code = main(
+        ["ask", QUESTION, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--thread", "t-text"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "\nCitations:\n" in out
+    assert "  [1] " in out
+    trace = out.split("Trace (", 1)[1].splitlines()[1:]
+    assert trace[0].startswith("  [1] search: initial top-2:")
+    assert trace[-1].startswith("  [") and "] generate: " in trace[-1]
+
+
+def test_ask_flags_become_run_config_overrides(tiny_index, db, capsys):
+    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--json", "--thread", "t1"]
+    code = main([*args, "--k", "1", "--max-loops", "0", "--budget", "300", "--set", "epsilon=0.5"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert len(out["evidence"]) == 1
+    assert out["loops"] == 0
+    assert out["context_tokens"] <= 300
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't1'").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_empty_question_is_a_one_line_error(tiny_index, db, capsys, question):
+    code = main(["ask", question, "--index", str(tiny_index.path), "--db", db])
+    assert_one_line_error(capsys, code, "question is empty")
+
+
+def test_missing_index_is_a_one_line_error(tmp_path, db, capsys):
+    code = main(["ask", QUESTION, "--index", str(tmp_path / "nowhere"), "--db", db])
+    assert_one_line_error(capsys, code, "no sealgraph index")
+
+
+def test_corrupt_index_is_a_one_line_error(tmp_path, db, capsys):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_text("{not json", encoding="utf-8")
+    code = main(["ask", QUESTION, "--index", str(broken), "--db", db])
+    assert_one_line_error(capsys, code, str(broken))
+
+
+@pytest.mark.parametrize(
+    ("pair", "needle"),
+    [("nonsense=1", "unknown config key 'nonsense'"), ("k=0", "k"), ("novalue", "key=value")],
+)
+def test_bad_set_is_a_one_line_error_before_anything_runs(tiny_index, db, capsys, pair, needle):
+    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--set", pair])
+    assert_one_line_error(capsys, code, needle)
+    with sqlite3.connect(db) as conn:  # nothing was checkpointed
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE name = 'checkpoints'").fetchall()
+        assert not tables or conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 0
+
+
+def test_bad_thread_id_is_a_one_line_error(tiny_index, db, capsys):
+    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "a b"])
+    assert_one_line_error(capsys, code, "invalid thread id")
+
+
+def test_reusing_a_thread_id_is_refused(tiny_index, db, capsys):
+    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "same", "--json"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    code = main(args)
+    assert_one_line_error(capsys, code, "already exists", "sealgraph resume same")
+    # the first run is intact and re-printable
+    assert main(["resume", "same", "--db", db, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == json.loads(first)
+    assert "already finished" in captured.err
+
+
+def test_default_db_is_in_the_user_data_dir(tiny_index, tmp_path, capsys):
+    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--json", "--thread", "d"])
+    assert code == 0
+    capsys.readouterr()
+    assert (tmp_path / "data" / "runs.sqlite").is_file()
+    assert main(["resume", "d", "--json"]) == 0
+
+
+def test_resume_of_unknown_thread_or_missing_db_is_a_one_line_error(tiny_index, db, tmp_path, capsys):
+    code = main(["resume", "ghost", "--db", str(tmp_path / "missing.sqlite")])
+    assert_one_line_error(capsys, code, "no checkpoint database")
+    main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "real", "--json"])
+    capsys.readouterr()
+    code = main(["resume", "ghost", "--db", db])
+    assert_one_line_error(capsys, code, "unknown thread 'ghost'")
+
+
+def test_demo_answers_every_example_question(tmp_path, capsys):
+    from sealgraph.examples import load_questions
+
+    index_dir = tmp_path / "demo-index"
+    code = main(["demo", "--index", str(index_dir), "--embedder", "none", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    questions = load_questions()
+    assert [q["id"] for q in out["questions"]] == [q["id"] for q in questions]
+    for record in out["questions"]:
+        assert record["answer"]
+        assert record["trace"][0].startswith("[1] search: ")
+        assert record["trace"][-1].split("] ", 1)[1].startswith("generate: ")
+    stamp = (index_dir / "manifest.json").stat().st_mtime_ns
+    # the second run reuses the cached index and prints the text form
+    assert main(["demo", "--index", str(index_dir), "--embedder", "none"]) == 0
+    text = capsys.readouterr().out
+    assert (index_dir / "manifest.json").stat().st_mtime_ns == stamp
+    blocks = text.strip().split("\n\n")
+    assert len(blocks) == len(questions)
+    first = blocks[0].splitlines()
+    assert first[0] == f"Q {questions[0]['id']}: {questions[0]['question']}"
+    assert first[1].startswith("A: ")
+    assert any(line.startswith("   [1] search: ") for line in first)

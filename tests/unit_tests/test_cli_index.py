@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sealgraph.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_prints_a_one_line_summary(tmp_path, tiny_docs_dir, capsys):
+    code, out, err = run(
+        capsys, "index", str(tiny_docs_dir), "--index", str(tmp_path / "idx"), "--embedder", "none"
+    )
+    assert code == 0
+    assert out.count("\n") == 1
+    assert "indexed 5 documents, 10 chunks" in out and "lexical only" in out
+    assert err == ""
+    assert (tmp_path / "idx" / "manifest.json").is_file()
+
+
+def test_max_chunk_tokens_flag(tmp_path, tiny_docs_dir, capsys):
+    code, _, _ = run(
+        capsys,
+        "index",
+        str(tiny_docs_dir / "handbook.md"),
+        "--index",
+        str(tmp_path / "idx"),
+        "--embedder",
+        "none",
+        "--max-chunk-tokens",
+        "12",
+    )
+    assert code == 0
+    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    assert manifest["chunker"]["max_tokens"] == 12
+    assert manifest["counts"]["chunks"] > 5
+
+
+def test_warnings_go_to_stderr(tmp_path, tiny_docs_dir, capsys):
+    (tiny_docs_dir / "blob.txt").write_bytes(b"\x00\x01\x02")
+    code, out, err = run(
+        capsys, "index", str(tiny_docs_dir), "--index", str(tmp_path / "idx"), "--embedder", "none"
+    )
+    assert code == 0 and "indexed 5 documents" in out
+    assert "warning: skipped binary file" in err and "blob.txt" in err
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("missing", "no such file or directory"),
+        ("bad_jsonl", "bad.jsonl:2: invalid JSON"),
+        ("empty_dir", "no documents found"),
+    ],
+)
+def test_bad_input_is_one_clean_error_line(tmp_path, capsys, case, message):
+    path = tmp_path / case
+    if case == "bad_jsonl":
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"id": "a", "title": "t", "text": "ok"}\n{oops\n')
+    elif case == "empty_dir":
+        path.mkdir()
+    code, out, err = run(capsys, "index", str(path), "--index", str(tmp_path / "idx"))
+    assert code != 0 and out == ""
+    assert err.startswith("sealgraph: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_embedder_mismatch_suggests_force(tmp_path, tiny_docs_dir, capsys, monkeypatch):
+    import sealgraph.index.embedders as embedders
+
+    idx = str(tmp_path / "idx")
+    assert run(capsys, "index", str(tiny_docs_dir), "--index", idx, "--embedder", "none")[0] == 0
+    # Pretend a different embedder is requested: an OpenAI model (never called here).
+    code, _, err = run(
+        capsys,
+        "index",
+        str(tiny_docs_dir),
+        "--index",
+        idx,
+        "--embedder",
+        "openai:text-embedding-3-small",
+    )
+    assert code != 0 and "--force" in err and "Traceback" not in err
+    monkeypatch.setattr(embedders, "local_embedder_available", lambda: False)
+    code, _, err = run(capsys, "index", str(tiny_docs_dir), "--index", idx, "--embedder", "local")
+    assert code != 0 and "sealgraph[local]" in err
+
+
+def test_unknown_embedder_spec(tmp_path, tiny_docs_dir, capsys):
+    code, _, err = run(
+        capsys, "index", str(tiny_docs_dir), "--index", str(tmp_path / "i"), "--embedder", "magic"
+    )
+    assert code != 0 and "unknown embedder 'magic'" in err

@@ -1,0 +1,231 @@
+"""Need items, gap typing with reasons, the sufficiency gate and bridge-target ranking."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.extract import PassageFeatures, passage_features
+from sealgraph.ledger.gaps import (
+    MET,
+    Gap,
+    bridge_targets,
+    compared_value_type,
+    coverage,
+    gap_spec,
+    need_items,
+)
+from sealgraph.ledger.gazetteer import Gazetteer
+from sealgraph.ledger.needs import QuestionNeeds, question_needs
+from sealgraph.types import Chunk
+
+GAZETTEER = Gazetteer(
+    [
+        ("lit", "Lost in Translation (film)"),
+        ("coppola", "Sofia Coppola"),
+        ("murray", "Bill Murray"),
+        ("tokyo", "Tokyo"),
+        ("toronto", "Toronto Office"),
+        ("lisbon", "Lisbon Office"),
+        ("groundhog", "Groundhog Day (film)"),
+    ]
+)
+
+
+def feat(chunk_id: str, doc_id: str, title: str, *sentences: str) -> PassageFeatures:
+    text = " ".join(sentences)
+    spans, pos = [], 0
+    for s in sentences:
+        spans.append((pos, pos + len(s) + 1))
+        pos += len(s) + 1
+    spans[-1] = (spans[-1][0], len(text))
+    chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, tuple(spans))
+    return passage_features(chunk, GAZETTEER)
+
+
+def needs(question: str) -> QuestionNeeds:
+    return question_needs(question, GAZETTEER)
+
+
+LIT = feat(
+    "lit#0",
+    "lit",
+    "Lost in Translation (film)",
+    "Lost in Translation is a 2003 film written and directed by Sofia Coppola.",
+    "It stars Bill Murray as a fading actor in Tokyo.",
+)
+COPPOLA = feat("coppola#0", "coppola", "Sofia Coppola", "Sofia Coppola was born in May 1971.")
+COPPOLA_NO_DATE = feat("coppola#1", "coppola", "Sofia Coppola", "Sofia Coppola is a filmmaker.")
+MURRAY = feat("murray#0", "murray", "Bill Murray", "Bill Murray is an American actor.")
+TORONTO = feat("toronto#0", "toronto", "Toronto Office", "The Toronto Office opened in 2014.")
+TORONTO_NO_DATE = feat("toronto#1", "toronto", "Toronto Office", "The Toronto Office is big.")
+LISBON = feat("lisbon#0", "lisbon", "Lisbon Office", "The Lisbon Office opened in 2021.")
+UNRELATED = feat("murray#1", "murray", "Bill Murray", "He plays golf.")
+
+BRIDGE_Q = "What year was the director of Lost in Translation born?"
+COMPARE_Q = "Which opened first, the Toronto Office or the Lisbon Office?"
+
+
+# --- need items ---------------------------------------------------------------------
+
+
+def test_bridge_question_needs_its_entity_and_a_typed_bridge():
+    items = need_items(needs(BRIDGE_Q))
+    assert [(i.kind, i.key, i.targets, i.qualifier_type) for i in items] == [
+        ("entity", "lost in translation", ("lit",), None),
+        ("bridge", "lost in translation", ("lit",), "date"),
+    ]
+
+
+def test_comparison_needs_each_entity_and_the_compared_value():
+    items = need_items(needs(COMPARE_Q))
+    assert [(i.kind, i.key, i.qualifier_type) for i in items] == [
+        ("entity", "toronto office", None),
+        ("entity", "lisbon office", None),
+        ("qualifier", "toronto office", "date"),
+        ("qualifier", "lisbon office", "date"),
+    ]
+
+
+def test_yes_no_comparison_of_numbers_needs_numbers():
+    items = need_items(needs("Is the Toronto Office larger than the Lisbon Office?"))
+    assert [(i.kind, i.qualifier_type) for i in items if i.kind == "qualifier"] == [
+        ("qualifier", "number"),
+        ("qualifier", "number"),
+    ]
+
+
+def test_comparison_without_a_compared_value_has_no_qualifier_needs():
+    items = need_items(needs("Are the Toronto Office and the Lisbon Office in Canada?"))
+    assert {i.kind for i in items} == {"entity", "mention"}
+
+
+def test_unknown_name_becomes_a_mention_need_and_unanchored_bridge():
+    items = need_items(needs("Where does Corvane Labs keep its servers?"))
+    assert [(i.kind, i.name, i.qualifier_type) for i in items] == [
+        ("mention", "Corvane Labs", None),
+        ("bridge", "", "place"),
+    ]
+
+
+def test_compared_value_type():
+    assert compared_value_type("Who was born first, A or B?") == "date"
+    assert compared_value_type("Which has more members, A or B?") == "number"
+    assert compared_value_type("Are A and B both American?") is None
+
+
+# --- gap typing and the gate ---------------------------------------------------------
+
+
+def test_empty_evidence_gives_missing_entity_and_missing_relation():
+    n = needs(BRIDGE_Q)
+    gaps = gap_spec(n, need_items(n), [])
+    assert [(g.kind, g.entity, g.qualifier) for g in gaps] == [
+        ("missing_entity", "Lost in Translation", None),
+        ("missing_relation", "Lost in Translation", "date"),
+    ]
+    assert gaps[0].targets == ("lit",)
+    assert "no evidence passage is about 'Lost in Translation'" in gaps[0].reason
+    assert gaps[1].relation == "year director born"
+    assert "holding a date" in gaps[1].reason
+
+
+def test_first_hop_only_leaves_the_bridge_gap_pointing_at_the_linked_document():
+    n = needs(BRIDGE_Q)
+    gaps = gap_spec(n, need_items(n), [LIT])
+    assert [g.kind for g in gaps] == ["missing_relation"]
+    # Sofia Coppola shares a sentence with "directed"; she ranks first.
+    assert gaps[0].targets[0] == "coppola"
+    assert set(gaps[0].targets) == {"coppola", "murray", "tokyo"}
+
+
+def test_bridge_without_the_expected_type_is_not_met():
+    n = needs(BRIDGE_Q)
+    items = need_items(n)
+    cov = coverage(items, [LIT, COPPOLA_NO_DATE])
+    assert cov[0] == 1.0
+    assert 0 < cov[1] < MET
+    assert [g.kind for g in gap_spec(n, items, [LIT, COPPOLA_NO_DATE])] == ["missing_relation"]
+
+
+def test_gate_is_sufficient_exactly_when_needs_are_covered():
+    n = needs(BRIDGE_Q)
+    items = need_items(n)
+    for passages in ([LIT, COPPOLA], [COPPOLA, LIT], [LIT, MURRAY, COPPOLA]):
+        assert all(c >= MET for c in coverage(items, passages))
+        assert gap_spec(n, items, passages) == []
+    for passages in ([], [LIT], [COPPOLA], [MURRAY, COPPOLA], [LIT, UNRELATED]):
+        assert any(c < MET for c in coverage(items, passages))
+        assert gap_spec(n, items, passages) != []
+
+
+def test_second_hop_without_its_anchor_is_not_a_bridge():
+    n = needs(BRIDGE_Q)
+    gaps = gap_spec(n, need_items(n), [COPPOLA])
+    assert [g.kind for g in gaps] == ["missing_entity", "missing_relation"]
+
+
+def test_comparison_gaps_are_missing_qualifiers_with_reasons():
+    n = needs(COMPARE_Q)
+    items = need_items(n)
+    gaps = gap_spec(n, items, [TORONTO_NO_DATE, LISBON])
+    assert len(gaps) == 1
+    (gap,) = gaps
+    assert (gap.kind, gap.entity, gap.qualifier, gap.targets) == (
+        "missing_qualifier",
+        "Toronto Office",
+        "date",
+        ("toronto",),
+    )
+    assert gap.reason == "no date is stated for 'Toronto Office'"
+    assert gap_spec(n, items, [TORONTO, LISBON]) == []
+
+
+def test_missing_compared_entity_is_a_missing_entity():
+    n = needs(COMPARE_Q)
+    gaps = gap_spec(n, need_items(n), [TORONTO])
+    assert [(g.kind, g.entity) for g in gaps] == [
+        ("missing_entity", "Lisbon Office"),
+        ("missing_qualifier", "Lisbon Office"),
+    ]
+
+
+def test_mention_need_met_by_a_passage_naming_it():
+    n = needs("Is Corvane Labs in the Toronto Office?")
+    items = need_items(n)
+    mention = next(i for i, it in enumerate(items) if it.kind == "mention")
+    named = feat("toronto#2", "toronto", "Toronto Office", "Corvane Labs rents the third floor.")
+    gaps = gap_spec(n, items, [TORONTO])
+    assert gaps[0].kind == "missing_entity" and gaps[0].entity == "Corvane Labs"
+    assert "is not mentioned in the evidence" in gaps[0].reason
+    assert coverage(items, [named])[mention] == 1.0
+    assert gap_spec(n, items, [named]) == []
+
+
+def test_gap_round_trip():
+    gap = Gap("missing_qualifier", "Toronto Office", "opened", "date", "why", ("toronto",))
+    assert Gap.from_dict(gap.to_dict()) == gap
+
+
+# --- bridge targets ------------------------------------------------------------------
+
+
+def test_bridge_targets_rank_by_relation_words_in_the_mention_sentence():
+    n = needs("Who directed Lost in Translation?")
+    items = need_items(n)
+    assert bridge_targets(n, items, [LIT]) == ("coppola", "murray", "tokyo")
+    assert bridge_targets(n, items, [LIT], limit=1) == ("coppola",)
+
+
+def test_bridge_targets_skip_documents_in_the_set_and_question_entities():
+    n = needs("Who directed Lost in Translation?")
+    items = need_items(n)
+    assert bridge_targets(n, items, [LIT, COPPOLA]) == ("murray", "tokyo")
+
+
+def test_bridge_targets_prefer_links_from_anchor_passages():
+    n = needs("Who directed Lost in Translation?")
+    items = need_items(n)
+    # Bill Murray's passage is not about a question entity: its link to Groundhog Day
+    # ranks below the anchor's links even though it shares "directed" with the question.
+    murray = feat(
+        "murray#2", "murray", "Bill Murray", "Bill Murray starred in Groundhog Day, directed by Ramis."
+    )
+    assert bridge_targets(n, items, [LIT, murray]) == ("coppola", "tokyo", "groundhog")

@@ -1,0 +1,399 @@
+"""LLM reasoner with scripted fake chat models: parsing, retries, fallback, call budget."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+from sealgraph.config import LLMConfig
+from sealgraph.errors import ConfigError
+from sealgraph.ledger.extract import passage_features
+from sealgraph.ledger.gaps import Gap, need_items
+from sealgraph.ledger.gazetteer import Gazetteer
+from sealgraph.ledger.ledger import EntityLedger, Provenance
+from sealgraph.ledger.needs import question_needs
+from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.llm import (
+    AnswerOut,
+    Assessment,
+    Extraction,
+    LLMReasoner,
+    QueryPlan,
+    chat_model_from_config,
+)
+from sealgraph.reasoning.offline import OfflineReasoner
+from sealgraph.types import Chunk
+
+_ids = itertools.count()
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """Replies with scripted messages in order; a scripted exception is raised instead."""
+
+    responses: list[BaseMessage] = Field(default_factory=list)
+    script: list[Any] = Field(default_factory=list)
+    """AIMessages to return and exceptions to raise, consumed one per call."""
+    prompts: list[str] = Field(default_factory=list)
+    """Prompt text of every call made."""
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        self.prompts.append(str(messages[-1].content))
+        item = self.script.pop(0) if self.script else AIMessage(content="(script exhausted)")
+        if isinstance(item, BaseException):
+            raise item
+        return ChatResult(generations=[ChatGeneration(message=item)])
+
+    @property
+    def calls(self) -> int:
+        return len(self.prompts)
+
+
+def tool_reply(name: str, **args) -> AIMessage:
+    """An AIMessage calling the structured-output tool ``name`` with ``args``."""
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}"}]
+    )
+
+
+def reasoner(*script, retries: int = 1) -> tuple[LLMReasoner, ScriptedChatModel]:
+    model = ScriptedChatModel(script=list(script))
+    return LLMReasoner(model, LLMConfig(retries=retries)), model
+
+
+GAZETTEER = Gazetteer(
+    [("lit", "Lost in Translation (film)"), ("coppola", "Sofia Coppola"), ("murray", "Bill Murray")]
+)
+
+
+def chunk(chunk_id: str, doc_id: str, title: str, text: str) -> Chunk:
+    return Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, len(text.split()))
+
+
+LIT = chunk(
+    "lit#0",
+    "lit",
+    "Lost in Translation (film)",
+    "Lost in Translation is a 2003 film directed by Sofia Coppola, starring Bill Murray.",
+)
+COPPOLA = chunk("coppola#0", "coppola", "Sofia Coppola", "Sofia Coppola was born in May 1971.")
+CHUNKS = [LIT, COPPOLA]
+FEATURES = [passage_features(c, GAZETTEER) for c in CHUNKS]
+QUESTION = "What year was the director of Lost in Translation born?"
+NEEDS = question_needs(QUESTION, GAZETTEER)
+ITEMS = need_items(NEEDS)
+SPANS = [
+    SpanText(1, "lit", LIT.title, LIT.text),
+    SpanText(2, "coppola", COPPOLA.title, COPPOLA.text),
+]
+GAPS = [
+    Gap("missing_relation", "Lost in Translation", "director born", "date", "no birth date"),
+    Gap("missing_entity", "Bill Murray", "", None, "no passage about Bill Murray"),
+]
+EXTRACTION = {
+    "entities": [
+        {"name": "Sofia Coppola", "aliases": ["Coppola"], "passage": 1},
+        {"name": "Lost in Translation", "aliases": [], "passage": 1},
+    ],
+    "relations": [
+        {"subject": "Sofia Coppola", "relation": "directed", "object": "Lost in Translation",
+         "passage": 1},
+    ],
+    "qualifiers": [{"entity": "Sofia Coppola", "type": "date", "value": "May 1971", "passage": 2}],
+}
+ANSWER = {"answer": "1971 [2]", "citations": [2], "insufficient": False}
+
+
+# --- well-formed replies: one call per step --------------------------------------------
+
+
+def test_extract_well_formed():
+    llm, model = reasoner(tool_reply("Extraction", **EXTRACTION))
+    out = llm.extract(CHUNKS, FEATURES)
+    assert (out.llm_calls, out.fallback, out.notes) == (1, False, ())
+    assert model.calls == 1
+    facts = out.value
+    # Every passage keeps its topic entity, linked to its document and read from it.
+    linked = {(key, docs, prov.chunk_id) for key, _, docs, prov, _ in facts.entities if docs}
+    assert ("lost in translation", ("lit",), "lit#0") in linked
+    assert ("sofia coppola", ("coppola",), "coppola#0") in linked
+    keys = [e[0] for e in facts.entities]
+    assert "coppola" in keys  # the alias the model reported
+    (rel,) = facts.relations
+    assert (rel.subject, rel.relation, rel.object) == (
+        "sofia coppola", "directed", "lost in translation"
+    )
+    assert rel.provenance == Provenance("lit#0", 0)
+    (qual,) = facts.qualifiers
+    assert (qual.entity, qual.type, qual.value, qual.provenance.chunk_id) == (
+        "sofia coppola", "date", "May 1971", "coppola#0"
+    )
+    assert facts.chunk_ids == ("lit#0", "coppola#0")
+    # Passages are numbered in the prompt and kept inside the documents block.
+    prompt = model.prompts[0]
+    assert '<passage n="1" title="Lost in Translation (film)">' in prompt
+    assert prompt.index("<documents>") < prompt.index(LIT.text) < prompt.index("</documents>")
+
+
+def test_extract_merges_into_one_entity_per_document():
+    llm, _ = reasoner(tool_reply("Extraction", **EXTRACTION))
+    ledger = EntityLedger().merge(llm.extract(CHUNKS, FEATURES).value)
+    assert sorted(ledger.entities) == ["lost in translation", "sofia coppola"]
+    assert ledger.resolve("coppola") == "sofia coppola"
+
+
+def test_extract_of_nothing_makes_no_call():
+    llm, model = reasoner()
+    out = llm.extract([], [])
+    assert out.llm_calls == 0 and model.calls == 0
+
+
+def test_extract_clamps_passage_numbers():
+    reply = {"entities": [{"name": "Bill Murray", "passage": 7}]}
+    llm, _ = reasoner(tool_reply("Extraction", **reply))
+    facts = llm.extract(CHUNKS, FEATURES).value
+    (murray,) = [e for e in facts.entities if e[0] == "bill murray"]
+    assert murray[3].chunk_id == "coppola#0"
+
+
+def test_assess_sufficient():
+    llm, model = reasoner(tool_reply("Assessment", sufficient=True, gaps=[]))
+    out = llm.assess(NEEDS, ITEMS, FEATURES, EntityLedger())
+    assert (out.value, out.llm_calls, out.fallback) == ([], 1, False)
+    assert QUESTION in model.prompts[0]
+
+
+def test_assess_gaps_and_the_evidence_in_the_prompt():
+    gap = {"kind": "missing_qualifier", "entity": "Sofia Coppola", "qualifier": "date",
+           "reason": "no birth year stated"}
+    llm, model = reasoner(tool_reply("Assessment", sufficient=False, gaps=[gap]))
+    ledger = EntityLedger().merge(OfflineReasoner().extract(CHUNKS, FEATURES).value)
+    out = llm.assess(NEEDS, ITEMS, FEATURES, ledger)
+    assert out.value == [
+        Gap("missing_qualifier", "Sofia Coppola", "", "date", "no birth year stated")
+    ]
+    assert out.llm_calls == 1
+    prompt = model.prompts[0]
+    assert "Lost in Translation (film)" in prompt and "Sofia Coppola" in prompt
+    # The gate judges the evidence: the passage texts are in the documents block.
+    docs = prompt[prompt.index("<documents>") : prompt.index("</documents>")]
+    assert LIT.text in docs and COPPOLA.text in docs
+
+
+def test_assess_insufficient_without_gaps_is_retried():
+    gap = {"kind": "missing_entity", "entity": "Sofia Coppola", "reason": "no passage"}
+    llm, model = reasoner(
+        tool_reply("Assessment", sufficient=False, gaps=[]),
+        tool_reply("Assessment", sufficient=False, gaps=[gap]),
+    )
+    out = llm.assess(NEEDS, ITEMS, FEATURES, EntityLedger())
+    assert [g.entity for g in out.value] == ["Sofia Coppola"]
+    assert out.llm_calls == 2 and model.calls == 2 and not out.fallback
+    assert len(out.notes) == 1 and "attempt 1 failed" in out.notes[0]
+
+
+def test_plan_well_formed_drops_repeats_and_respects_limit():
+    queries = [
+        {"text": "Sofia Coppola birth date", "entity": "Sofia Coppola",
+         "gap_kind": "missing_relation"},
+        {"text": "bill murray", "entity": "Bill Murray", "gap_kind": "missing_entity"},
+        {"text": "Sofia Coppola birth date", "entity": "Sofia Coppola",
+         "gap_kind": "missing_relation"},
+        {"text": "Bill Murray films", "entity": "Bill Murray", "gap_kind": "missing_relation"},
+    ]
+    llm, model = reasoner(tool_reply("QueryPlan", queries=queries))
+    out = llm.plan(NEEDS, GAPS, ["Bill Murray"], {}, 2)
+    assert [(q.text, q.entity, q.gap_kind) for q in out.value] == [
+        ("Sofia Coppola birth date", "Sofia Coppola", "missing_relation"),
+        ("Bill Murray films", "Bill Murray", "missing_relation"),
+    ]
+    assert out.llm_calls == 1 and model.calls == 1
+    prompt = model.prompts[0]
+    assert "- Bill Murray" in prompt  # issued queries are shown so they are not repeated
+    assert "no birth date" in prompt
+
+
+def test_plan_without_gaps_makes_no_call():
+    llm, model = reasoner()
+    assert llm.plan(NEEDS, [], [], {}, 3).value == []
+    assert model.calls == 0
+
+
+def test_generate_well_formed():
+    llm, model = reasoner(tool_reply("AnswerOut", **ANSWER))
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.value.answer == "1971 [2]"
+    assert out.value.cited == (2,)
+    assert not out.value.insufficient
+    assert (out.llm_calls, out.fallback) == (1, False)
+    prompt = model.prompts[0]
+    assert prompt.index("<context>") < prompt.index(COPPOLA.text) < prompt.index("</context>")
+
+
+def test_generate_keeps_only_citations_it_was_given():
+    llm, _ = reasoner(tool_reply("AnswerOut", answer="1971", citations=[2, 9, 2]))
+    assert llm.generate(NEEDS, SPANS, []).value.cited == (2,)
+
+
+def test_generate_may_decline_without_citations():
+    llm, _ = reasoner(
+        tool_reply("AnswerOut", answer="Not stated.", citations=[], insufficient=True)
+    )
+    out = llm.generate(NEEDS, SPANS, GAPS)
+    assert out.value.insufficient and out.value.cited == () and out.llm_calls == 1
+
+
+def test_generate_rejects_an_answer_citing_nothing_it_was_given_and_retries_once():
+    llm, model = reasoner(
+        tool_reply("AnswerOut", answer="1971 [7]", citations=[7]),
+        tool_reply("AnswerOut", **ANSWER),
+    )
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.value.cited == (2,)
+    assert out.llm_calls == 2 and model.calls == 2 and not out.fallback
+    assert "cites no passage it was given" in out.notes[0]
+
+
+def test_generate_twice_uncited_falls_back_to_the_offline_answer():
+    llm, _ = reasoner(
+        tool_reply("AnswerOut", answer="1971", citations=[]),
+        tool_reply("AnswerOut", answer="1971", citations=[5]),
+    )
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.fallback and out.llm_calls == 2
+    assert out.value == OfflineReasoner().generate(NEEDS, SPANS, []).value
+    assert out.value.answer == "May 1971"
+
+
+# --- malformed replies, timeouts and fallback ---------------------------------------------
+
+
+def test_malformed_reply_is_retried_once_then_succeeds():
+    llm, model = reasoner(
+        tool_reply("AnswerOut", text="1971"),  # wrong args: no "answer"
+        tool_reply("AnswerOut", **ANSWER),
+    )
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.value.answer == "1971 [2]"
+    assert (out.llm_calls, out.fallback, model.calls) == (2, False, 2)
+    assert len(out.notes) == 1 and out.notes[0].startswith("attempt 1 failed")
+
+
+def test_plain_text_reply_is_unparsable_and_retried():
+    llm, model = reasoner(
+        AIMessage(content="Sure! The answer is 1971."), tool_reply("AnswerOut", **ANSWER)
+    )
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.value.cited == (2,) and out.llm_calls == 2
+    assert "unparsable" in out.notes[0]
+
+
+@pytest.mark.parametrize(
+    "step",
+    ["extract", "assess", "plan", "generate"],
+)
+def test_two_malformed_replies_fall_back_to_the_offline_reasoner(step):
+    bad = {
+        "extract": tool_reply("Extraction", entities=[{"aliases": "not a list"}]),
+        "assess": tool_reply("Assessment", verdict="enough"),
+        "plan": tool_reply("QueryPlan", queries="Sofia Coppola birth date"),
+        "generate": tool_reply("AnswerOut", text="1971"),
+    }[step]
+    llm, model = reasoner(bad, bad)
+    offline = OfflineReasoner()
+    calls = {
+        "extract": lambda r: r.extract(CHUNKS, FEATURES),
+        "assess": lambda r: r.assess(NEEDS, ITEMS, FEATURES[:1], EntityLedger()),
+        "plan": lambda r: r.plan(NEEDS, GAPS, [], {"coppola": "Sofia Coppola"}, 3),
+        "generate": lambda r: r.generate(NEEDS, SPANS, []),
+    }[step]
+    out = calls(llm)
+    assert out.fallback
+    assert out.llm_calls == 2 and model.calls == 2
+    assert out.value == calls(offline).value
+    assert out.notes[-1] == "fell back to the offline reasoner"
+    assert [n.split(":")[0] for n in out.notes[:2]] == ["attempt 1 failed", "attempt 2 failed"]
+
+
+def test_timeout_is_retried_then_succeeds():
+    llm, model = reasoner(TimeoutError("read timed out"), tool_reply("AnswerOut", **ANSWER))
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.value.answer == "1971 [2]" and not out.fallback
+    assert out.llm_calls == 2
+    assert "TimeoutError: read timed out" in out.notes[0]
+
+
+def test_repeated_timeouts_fall_back():
+    llm, model = reasoner(TimeoutError("slow"), TimeoutError("slow"))
+    out = llm.assess(NEEDS, ITEMS, FEATURES[:1], EntityLedger())
+    assert out.fallback and out.llm_calls == 2 and model.calls == 2
+    assert out.value == OfflineReasoner().assess(NEEDS, ITEMS, FEATURES[:1], EntityLedger()).value
+    assert out.value  # the offline gate still reports the open bridge gap
+
+
+def test_zero_retries_falls_back_after_one_call():
+    llm, model = reasoner(TimeoutError("slow"), retries=0)
+    out = llm.generate(NEEDS, SPANS, [])
+    assert out.fallback and out.llm_calls == 1 and model.calls == 1
+
+
+# --- call budget ---------------------------------------------------------------------------
+
+
+def test_one_call_per_step_per_loop_with_good_replies():
+    llm, model = reasoner(
+        tool_reply("Extraction", **EXTRACTION),
+        tool_reply("Assessment", sufficient=False, gaps=[
+            {"kind": "missing_entity", "entity": "Bill Murray", "reason": "not read"}
+        ]),
+        tool_reply("QueryPlan", queries=[
+            {"text": "Bill Murray", "entity": "Bill Murray", "gap_kind": "missing_entity"}
+        ]),
+        tool_reply("Extraction", entities=[]),
+        tool_reply("Assessment", sufficient=True),
+        tool_reply("AnswerOut", **ANSWER),
+    )
+    outcomes = []
+    outcomes.append(llm.extract(CHUNKS, FEATURES))
+    ledger = EntityLedger().merge(outcomes[-1].value)
+    outcomes.append(llm.assess(NEEDS, ITEMS, FEATURES, ledger))
+    outcomes.append(llm.plan(NEEDS, outcomes[-1].value, [], {}, 4))
+    outcomes.append(llm.extract(CHUNKS[1:], FEATURES[1:]))
+    outcomes.append(llm.assess(NEEDS, ITEMS, FEATURES, ledger))
+    outcomes.append(llm.generate(NEEDS, SPANS, outcomes[-1].value))
+    assert [o.llm_calls for o in outcomes] == [1, 1, 1, 1, 1, 1]
+    assert model.calls == 6
+    assert not any(o.fallback for o in outcomes)
+
+
+def test_structured_output_schemas_are_named_like_the_tool_calls():
+    assert [s.__name__ for s in (Extraction, Assessment, QueryPlan, AnswerOut)] == [
+        "Extraction", "Assessment", "QueryPlan", "AnswerOut"
+    ]
+
+
+# --- building the chat model --------------------------------------------------------------
+
+
+def test_chat_model_needs_a_key_or_a_base_url(monkeypatch):
+    monkeypatch.delenv("SEALGRAPH_TEST_KEY", raising=False)
+    with pytest.raises(ConfigError, match="SEALGRAPH_TEST_KEY"):
+        chat_model_from_config(LLMConfig(api_key_env="SEALGRAPH_TEST_KEY"))
+
+
+def test_chat_model_for_a_local_server_without_a_key(monkeypatch):
+    monkeypatch.delenv("SEALGRAPH_TEST_KEY", raising=False)
+    model = chat_model_from_config(
+        LLMConfig(api_key_env="SEALGRAPH_TEST_KEY", base_url="http://127.0.0.1:9/v1",
+                  model="local-model", timeout_s=5)
+    )
+    assert model.model_name == "local-model"
+    assert model.max_retries == 0
