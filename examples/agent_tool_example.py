@@ -48,6 +48,7 @@ def make_sealgraph_tool(seal_graph: Any) -> BaseTool:
 
         Args:
             question: The full question, naming the entities it is about.
+
         """
         result = seal_graph.invoke({"question": question})
         return json.dumps(
@@ -77,9 +78,16 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 
 def scripted_model(question: str, final_answer: str) -> ScriptedChatModel:
-    """A model that calls ``ask_documents(question)`` once, then replies ``final_answer``."""
-    call = {"name": TOOL_NAME, "args": {"question": question}, "id": "call_sealgraph_1", "type": "tool_call"}
-    return ScriptedChatModel(messages=iter([AIMessage(content="", tool_calls=[call]), AIMessage(content=final_answer)]))
+    """Return a model that calls ``ask_documents(question)`` once, then replies ``final_answer``."""
+    call = {
+        "name": TOOL_NAME,
+        "args": {"question": question},
+        "id": "call_sealgraph_1",
+        "type": "tool_call",
+    }
+    return ScriptedChatModel(
+        messages=iter([AIMessage(content="", tool_calls=[call]), AIMessage(content=final_answer)])
+    )
 
 
 def build_agent(model: Any, seal_graph: Any):
@@ -103,12 +111,16 @@ def main(argv: list[str]) -> int:
         model: Any = ChatOpenAI(model="gpt-4o-mini", temperature=0)
     else:
         print("(no OPENAI_API_KEY: a scripted model plays the agent)", file=sys.stderr)
-        answer = json.loads(make_sealgraph_tool(seal_graph).invoke({"question": question}))["answer"]
+        answer = json.loads(make_sealgraph_tool(seal_graph).invoke({"question": question}))[
+            "answer"
+        ]
         model = scripted_model(question, f"According to the documents: {answer}")
     agent = build_agent(model, seal_graph)
     result = agent.invoke({"messages": [{"role": "user", "content": question}]})
     for message in result["messages"]:
-        content = message.content if isinstance(message.content, str) else json.dumps(message.content)
+        content = (
+            message.content if isinstance(message.content, str) else json.dumps(message.content)
+        )
         calls = getattr(message, "tool_calls", None)
         suffix = f" -> calls {[c['name'] for c in calls]}" if calls else ""
         print(f"{message.type}: {content[:300]}{suffix}")

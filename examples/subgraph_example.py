@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from sealgraph import build_graph
 
@@ -80,7 +80,9 @@ def build_parent(seal_graph: Any, checkpointer: Any = None):
     return builder.compile(checkpointer=checkpointer)
 
 
-def run(index_dir: str, question: str = DEFAULT_QUESTION, *, thread_id: str = "subgraph-demo") -> dict[str, Any]:
+def run(
+    index_dir: str, question: str = DEFAULT_QUESTION, *, thread_id: str = "subgraph-demo"
+) -> dict[str, Any]:
     """Run the parent graph once and return what the example observed.
 
     Returns:
@@ -102,7 +104,9 @@ def run(index_dir: str, question: str = DEFAULT_QUESTION, *, thread_id: str = "s
             snapshot = parent.get_state(config, subgraphs=True)
             for task in snapshot.tasks:
                 if task.state is not None:
-                    child_snapshots.append((task.state.next, len(task.state.values.get("seal_log", []))))
+                    child_snapshots.append(
+                        (task.state.next, len(task.state.values.get("seal_log", [])))
+                    )
     return {
         "state": parent.get_state(config).values,
         "updates": updates,

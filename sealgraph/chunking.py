@@ -24,7 +24,6 @@ __all__ = [
     "SPLITTER_VERSION",
     "Heading",
     "chunk_document",
-    "chunk_documents",
     "markdown_headings",
     "split_sentences",
 ]
@@ -149,32 +148,19 @@ def chunk_document(doc: Document, counter: TokenCounter, max_tokens: int = 256) 
     given_spans = doc.metadata.get("sentence_spans")
     if given_spans:
         sections = [(0, len(text), ())]
-        sentences = _spans_from_ends(text, (int(end) for _, end in given_spans))
+        sentences = [_spans_from_ends(text, (int(end) for _, end in given_spans))]
     else:
         use_headings = doc.metadata.get("format") != "text"
         sections = _sections(text, markdown_headings(text) if use_headings else [])
-        sentences = []
-        for start, end, _ in sections:
-            sentences.extend((start + a, start + b) for a, b in split_sentences(text[start:end]))
-
+        sentences = [
+            [(start + a, start + b) for a, b in split_sentences(text[start:end])]
+            for start, end, _ in sections
+        ]
     chunks: list[Chunk] = []
-    index = 0
-    for start, end, chain in sections:
-        section_sentences = []
-        while index < len(sentences) and sentences[index][1] <= end:
-            if sentences[index][0] >= start:
-                section_sentences.append(sentences[index])
-            index += 1
+    for (_, _, chain), section_sentences in zip(sections, sentences, strict=True):
         for group in _pack(text, section_sentences, counter, max_tokens):
             chunks.append(_make_chunk(doc, chain, len(chunks), group, counter))
     return chunks
-
-
-def chunk_documents(
-    docs: Iterable[Document], counter: TokenCounter, max_tokens: int = 256
-) -> list[Chunk]:
-    """Chunk several documents, in order (see :func:`chunk_document`)."""
-    return [chunk for doc in docs for chunk in chunk_document(doc, counter, max_tokens)]
 
 
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
@@ -244,14 +230,14 @@ def _sections(text: str, headings: Sequence[Heading]) -> list[tuple[int, int, tu
         # A heading with nothing but whitespace under it before a deeper heading
         # stays with that subsection instead of becoming an empty chunk.
         previous = headings[i - 1] if i else None
-        if (
+        under_empty_parent = (
             previous is not None
             and previous.start >= start
             and heading.level > previous.level
             and not text[previous.end : heading.start].strip()
-        ):
-            pass
-        elif heading.start > start:
+        )
+        # Leading blank lines before the first heading are not a section either.
+        if text[start : heading.start].strip() and not under_empty_parent:
             sections.append((start, heading.start, tuple(h.text for h in stack)))
             start = heading.start
         while stack and stack[-1].level >= heading.level:

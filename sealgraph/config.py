@@ -160,7 +160,7 @@ def _coerce(value: Any) -> Any:
 
 
 def _free_form_dict(parts: list[str]) -> bool:
-    """True when the dotted path names a ``dict[...]`` field (not a nested model)."""
+    """Return True when the dotted path names a ``dict[...]`` field (not a nested model)."""
     model: type[BaseModel] = SealConfig
     for i, part in enumerate(parts):
         field = model.model_fields.get(part)

@@ -28,6 +28,7 @@ __all__ = [
     "SUPPORTED_SUFFIXES",
     "Corpus",
     "SourceFile",
+    "WarnFn",
     "load_corpus",
     "load_documents",
     "load_qa_records",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 WarnFn = Callable[[str], None]
+"""Warning callback: receives one line per recoverable problem."""
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 """File suffixes read as Markdown."""

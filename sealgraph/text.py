@@ -65,3 +65,31 @@ def lexical_overlap(a: str, b: str) -> float:
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / len(sa | sb)
+
+
+def stem(word: str) -> str:
+    """Reduce a folded word to a crude stem so inflections meet ("directed" ~ "director").
+
+    Deliberately light and deterministic: plural, -ing, -ed, -er, -ly endings and a
+    7-character cap. A wrong merge costs little in bag-of-terms matching.
+    """
+    if len(word) <= 3 or word.isdigit():
+        return word
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "ches", "shes", "xes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    elif word.endswith(("ed", "ly", "er")) and len(word) > 4:
+        word = word[:-2]
+    return word[:7]
+
+
+def stemmed_terms(text: str) -> frozenset[str]:
+    """Stemmed content words of a text, as a set."""
+    return frozenset(stem(w) for w in content_words(text))

@@ -11,6 +11,7 @@ unless a fork is asked for by its checkpoint id.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +79,7 @@ def _chain(leaf: Any, by_id: dict[str, Any]) -> list[Any]:
 
 def _branch(chain: Sequence[Any]) -> Branch:
     forked_at = None
-    for previous, snapshot in zip(chain, chain[1:], strict=False):
+    for previous, snapshot in itertools.pairwise(chain):
         if (snapshot.metadata or {}).get("source") == "update":
             forked_at = _step(previous)
             break

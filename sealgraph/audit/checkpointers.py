@@ -22,7 +22,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -144,7 +144,9 @@ def connect_sqlite(path: Path, *, timeout_s: float, create: bool = True) -> sqli
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CheckpointError(f"cannot create the directory of {path}: {exc.strerror}") from None
+            raise CheckpointError(
+                f"cannot create the directory of {path}: {exc.strerror}"
+            ) from None
     try:
         # check_same_thread=False: LangGraph writes checkpoints from a worker
         # thread; SqliteSaver serialises all use of the connection with a lock.
@@ -238,10 +240,28 @@ class GuardedSqliteSaver(SqliteSaver):
                 cur.close()
 
     def _rollback(self) -> None:
-        try:
+        # A connection too broken to roll back has lost the transaction anyway.
+        with suppress(sqlite3.Error):
             self.conn.rollback()
-        except sqlite3.Error:  # the connection is unusable; the transaction is gone anyway
-            pass
+
+
+def _acquire_setup_lock(conn: Any, timeout_s: float, label: str) -> None:
+    # Poll with pg_try_advisory_lock instead of blocking in pg_advisory_lock: the
+    # schema setup creates indexes CONCURRENTLY, which waits for every open
+    # transaction, including a worker blocked on the lock: that would deadlock.
+    deadline = time.monotonic() + timeout_s
+    while True:
+        row = conn.execute(
+            "SELECT pg_try_advisory_lock(%s) AS locked", (_PG_SETUP_LOCK,)
+        ).fetchone()
+        if row and row["locked"]:
+            return
+        if time.monotonic() >= deadline:
+            raise CheckpointError(
+                f"the PostgreSQL checkpoint database {label} is being set up by another "
+                f"worker (waited {timeout_s:g}s); try again"
+            )
+        time.sleep(0.1)
 
 
 @contextmanager
@@ -285,7 +305,7 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
     try:
         saver = GuardedPostgresSaver(conn)
         try:
-            conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SETUP_LOCK,))
+            _acquire_setup_lock(conn, timeout_s, label)
             try:
                 saver.setup()
             finally:

@@ -28,7 +28,7 @@ def corpus_digests(directory: Path) -> dict[str, str]:
     }
 
 
-def _wanted_embedder(embedder: str) -> str | None | bool:
+def _wanted_embedder(embedder: str) -> str | bool | None:
     """Manifest embedder name the spec asks for; True when it cannot be known without loading it."""
     spec = embedder.strip().lower()
     if spec in ("none", "off"):
@@ -45,8 +45,7 @@ def _wanted_embedder(embedder: str) -> str | None | bool:
 def index_is_current(manifest: dict[str, Any], corpus: dict[str, str], embedder: str) -> bool:
     """Return True when an index manifest holds exactly ``corpus`` built with ``embedder``."""
     sources = {
-        Path(str(s.get("path", ""))).name: s.get("sha256")
-        for s in manifest.get("sources") or []
+        Path(str(s.get("path", ""))).name: s.get("sha256") for s in manifest.get("sources") or []
     }
     if sources != corpus:
         return False

@@ -9,12 +9,13 @@ are never touched, so the original run stays readable and replayable.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sealgraph.audit.branches import snapshot_at, thread_branches
-from sealgraph.audit.runs import stream_run
+from sealgraph.audit.runs import OVERRIDES_KEY, stream_run
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 
@@ -136,15 +137,24 @@ def fork_run(
 
     """
     if step < 0:
-        raise InputError("cannot fork the input checkpoint (step -1); use --from 0 to redo the search")
+        raise InputError(
+            "cannot fork the input checkpoint (step -1); use --from 0 to redo the search"
+        )
     thread_id = str(config["configurable"]["thread_id"])
     main, _ = thread_branches(graph, thread_id)
     start = snapshot_at(main, step, thread_id)
     merged = {**dict(start.values.get("config") or {}), **dict(overrides)}
     SealConfig().override(merged)  # validate before writing anything
-    metadata = dict(config.get("metadata") or {})
+    metadata = {
+        **dict(config.get("metadata") or {}),
+        OVERRIDES_KEY: json.dumps(merged, sort_keys=True),
+    }
     fork_config = graph.update_state({**start.config, "metadata": metadata}, {"config": merged})
-    run_config = {**dict(config), "configurable": dict(fork_config["configurable"])}
+    run_config = {
+        **dict(config),
+        "metadata": metadata,
+        "configurable": dict(fork_config["configurable"]),
+    }
     stream_run(graph, None, run_config, on_node=on_node)
     before = dict(main.end.values)
     end = graph.get_state({"configurable": {"thread_id": thread_id}})  # the fork just written

@@ -4,11 +4,13 @@ A run is one LangGraph thread. ``ask`` stores what is needed to rebuild its grap
 in the checkpoint metadata (which LangGraph persists with every checkpoint):
 
 * ``sealgraph_index``: the index directory;
-* ``sealgraph_llm``: whether the LLM reasoner was used.
+* ``sealgraph_llm``: whether the LLM reasoner was used;
+* ``sealgraph_overrides``: the run's config overrides (JSON).
 
-The run's config overrides travel in the graph state itself (the input's
-``config`` key), so ``resume``, ``trace`` and ``replay`` rebuild exactly the
-graph the run used.
+The overrides also travel in the graph state (the input's ``config`` key), so
+every node applies them; the metadata copy lets ``resume``, ``trace`` and
+``replay`` rebuild exactly the graph the run used (the LLM settings are read
+when the graph is built) even before the first node ran.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,12 +35,14 @@ __all__ = [
     "INDEX_KEY",
     "LLM_KEY",
     "OUTPUT_KEYS",
+    "OVERRIDES_KEY",
     "SLOW_NODE_ENV",
     "SLOW_SECONDS_ENV",
     "RunOrigin",
     "SlowNodeHook",
     "build_run_graph",
     "graph_for_thread",
+    "hook_callbacks",
     "new_thread_id",
     "parse_overrides",
     "read_origin",
@@ -46,7 +50,6 @@ __all__ = [
     "run_config",
     "run_output",
     "stream_run",
-    "hook_callbacks",
     "thread_exists",
     "unpinned",
     "validate_thread_id",
@@ -57,6 +60,9 @@ INDEX_KEY = "sealgraph_index"
 
 LLM_KEY = "sealgraph_llm"
 """Checkpoint-metadata key telling whether a run used the LLM reasoner."""
+
+OVERRIDES_KEY = "sealgraph_overrides"
+"""Checkpoint-metadata key holding the run's config overrides as a JSON object."""
 
 OUTPUT_KEYS = ("answer", "citations", "evidence", "context", "context_tokens", "loops", "gaps")
 """State keys that make up a run's result (besides its ``seal_log``)."""
@@ -112,7 +118,9 @@ def validate_thread_id(thread_id: object) -> str:
         raise InputError("the thread id is empty")
     tid = thread_id.strip()
     if len(tid) > _MAX_THREAD_ID or any(ch.isspace() or ord(ch) < 32 for ch in tid):
-        raise InputError(f"invalid thread id {thread_id!r}: use at most {_MAX_THREAD_ID} non-space characters")
+        raise InputError(
+            f"invalid thread id {thread_id!r}: use at most {_MAX_THREAD_ID} non-space characters"
+        )
     return tid
 
 
@@ -121,19 +129,30 @@ def run_config(
     *,
     index: str | os.PathLike[str] | None = None,
     llm: bool = False,
+    overrides: Mapping[str, Any] | None = None,
     callbacks: list[Any] | None = None,
     checkpoint_id: str | None = None,
 ) -> dict[str, Any]:
     """Return the LangGraph config of a run: thread id plus the metadata ``ask`` records.
 
-    ``checkpoint_id`` pins the checkpoint a continued run starts from.
+    Args:
+        thread_id: The run's thread id.
+        index: Index directory, recorded as :data:`INDEX_KEY`.
+        llm: Whether the LLM reasoner is used, recorded as :data:`LLM_KEY`.
+        overrides: The run's config overrides, recorded (as JSON) as :data:`OVERRIDES_KEY`.
+        callbacks: LangChain callbacks of the run.
+        checkpoint_id: Pins the checkpoint a continued run starts from.
+
     """
     configurable: dict[str, Any] = {"thread_id": thread_id}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
-    config: dict[str, Any] = {"configurable": configurable, "metadata": {LLM_KEY: bool(llm)}}
+    metadata: dict[str, Any] = {LLM_KEY: bool(llm)}
     if index is not None:
-        config["metadata"][INDEX_KEY] = str(Path(index).resolve())
+        metadata[INDEX_KEY] = str(Path(index).resolve())
+    if overrides is not None:
+        metadata[OVERRIDES_KEY] = json.dumps(dict(overrides), sort_keys=True)
+    config: dict[str, Any] = {"configurable": configurable, "metadata": metadata}
     if callbacks:
         config["callbacks"] = callbacks
     return config
@@ -141,35 +160,44 @@ def run_config(
 
 def thread_exists(checkpointer: BaseCheckpointSaver, thread_id: str) -> bool:
     """Return True when the store holds at least one checkpoint of ``thread_id``."""
-    return checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}) is not None
+    thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    return checkpointer.get_tuple(thread) is not None
 
 
 def read_origin(checkpointer: BaseCheckpointSaver, thread_id: str) -> RunOrigin:
-    """Read what ``thread_id`` was run with from its latest checkpoint.
+    """Read what ``thread_id`` was run with.
+
+    The metadata comes from the thread's first checkpoint (the input, written by
+    ``ask`` before any node ran), so it is the run's own whatever happened later.
 
     Raises:
         CheckpointError: The store has no checkpoint of that thread.
 
     """
-    found = checkpointer.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-    if found is None:
+    thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    items = list(checkpointer.list(thread))  # newest first
+    if not items:
         raise CheckpointError(f"unknown thread {thread_id!r}: no checkpoint of it in this database")
-    metadata = found.metadata or {}
+    metadata = next(
+        (item.metadata for item in reversed(items) if (item.metadata or {}).get(INDEX_KEY)),
+        items[-1].metadata or {},
+    )
+    overrides: Any = None
+    raw = metadata.get(OVERRIDES_KEY)
+    if isinstance(raw, str):
+        try:
+            overrides = json.loads(raw)
+        except ValueError:
+            overrides = None
+    if not isinstance(overrides, Mapping):  # a run made from Python: read the state instead
+        values = items[0].checkpoint.get("channel_values") or {}
+        overrides = values.get("config") if isinstance(values.get("config"), Mapping) else {}
     index = metadata.get(INDEX_KEY)
-    if not index:
-        # A fork or a resume made from Python may not carry the metadata: look further back.
-        for item in checkpointer.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}):
-            index = (item.metadata or {}).get(INDEX_KEY)
-            if index:
-                metadata = item.metadata
-                break
-    values = (found.checkpoint.get("channel_values") or {}) if found.checkpoint else {}
-    overrides = values.get("config") or {}
     return RunOrigin(
         thread_id=thread_id,
         index=str(index) if index else None,
         llm=bool(metadata.get(LLM_KEY, False)),
-        overrides=dict(overrides) if isinstance(overrides, Mapping) else {},
+        overrides=dict(overrides),
     )
 
 
@@ -194,7 +222,9 @@ def build_run_graph(
         from sealgraph.index import load_index
 
         index = load_index(index)
-    return build_graph(index, llm="openai" if llm else None, config=config, checkpointer=checkpointer)
+    return build_graph(
+        index, llm="openai" if llm else None, config=config, checkpointer=checkpointer
+    )
 
 
 def graph_for_thread(
@@ -202,6 +232,7 @@ def graph_for_thread(
     thread_id: str,
     *,
     index_override: str | os.PathLike[str] | None = None,
+    extra_overrides: Mapping[str, Any] | None = None,
 ):
     """Rebuild the graph a stored run used, bound to ``checkpointer``.
 
@@ -209,6 +240,9 @@ def graph_for_thread(
         checkpointer: The store holding the run.
         thread_id: The run's thread id.
         index_override: Use this index directory instead of the recorded one.
+        extra_overrides: Config overrides applied on top of the run's when the
+            graph is built (a replay's ``--set``, so that ``llm.*`` changes reach
+            the reasoner too).
 
     Returns:
         ``(graph, origin)``.
@@ -223,7 +257,8 @@ def graph_for_thread(
     if not index:
         raise InputError(f"thread {thread_id!r} does not record its index; pass --index DIR")
     origin = RunOrigin(thread_id, index, origin.llm, origin.overrides)
-    graph = build_run_graph(index, llm=origin.llm, overrides=origin.overrides, checkpointer=checkpointer)
+    overrides = {**origin.overrides, **dict(extra_overrides or {})}
+    graph = build_run_graph(index, llm=origin.llm, overrides=overrides, checkpointer=checkpointer)
     return graph, origin
 
 
@@ -249,7 +284,7 @@ def reader_graph(checkpointer: BaseCheckpointSaver):
 
 
 def run_output(values: Mapping[str, Any], thread_id: str | None = None) -> dict[str, Any]:
-    """The result of a run as printed by ``--json``: :data:`OUTPUT_KEYS` plus ``thread_id``."""
+    """Return the result of a run as ``--json`` prints it: :data:`OUTPUT_KEYS` plus ``thread_id``."""
     defaults: dict[str, Any] = {
         "answer": "",
         "citations": [],
@@ -345,4 +380,3 @@ def hook_callbacks(environ: Mapping[str, str] | None = None) -> list[Any]:
     except ValueError:
         seconds = 30.0
     return [SlowNodeHook(node, seconds)]
-

@@ -1,4 +1,4 @@
-"""Stepwise debugging: pause before every node and let the user continue, inspect or stop.
+r"""Stepwise debugging: pause before every node and let the user continue, inspect or stop.
 
 The run is driven with ``interrupt_before="*"``: LangGraph checkpoints the state
 and stops before each node. At every pause the user sees the node about to run
@@ -83,7 +83,9 @@ def run_stepwise(
             continue
         node = ", ".join(snapshot.next)
         step = int((snapshot.metadata or {}).get("step", -1)) + 1
-        write(f"next: {node} (step {step}) will read:\n{state_view(snapshot.values, snapshot.next[0])}")
+        write(
+            f"next: {node} (step {step}) will read:\n{state_view(snapshot.values, snapshot.next[0])}"
+        )
         while True:
             line = read_line(PROMPT)
             if line is None:

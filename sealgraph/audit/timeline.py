@@ -175,7 +175,7 @@ def node_summary(node: str, events: Sequence[Mapping[str, Any]]) -> str:
 
 
 def progress_line(node: str, events: Sequence[Mapping[str, Any]]) -> str:
-    """The line ``ask`` prints to stderr when ``node`` finishes: ``"[step] node: summary"``."""
+    """Return the line ``ask`` prints to stderr when ``node`` finishes: ``"[step] node: summary"``."""
     step = int(events[0].get("step", 0)) if events else 0
     return f"[{step}] {node}: {node_summary(node, events)}"
 
@@ -195,7 +195,7 @@ def snippet(text: str, width: int = 160) -> str:
 
 
 def render_answer(result: Mapping[str, Any], *, snippet_width: int = 160) -> str:
-    """The answer followed by its numbered citations (``[n] title (chunk id)`` and a snippet)."""
+    """Return the answer followed by its numbered citations (``[n] title (chunk id)``, snippet)."""
     lines = [str(result.get("answer", "")).strip() or "(no answer)"]
     citations = list(result.get("citations") or [])
     if citations:
@@ -264,7 +264,9 @@ def _event_lines(event: Mapping[str, Any]) -> list[str]:
     if kind in _DECISION_KINDS:
         lines = [f"{kind.upper():<10} {message}"]
         if data.get("candidate_score"):
-            lines.append(f"    candidate {data.get('candidate')}  {_score_row(data['candidate_score'])}")
+            lines.append(
+                f"    candidate {data.get('candidate')}  {_score_row(data['candidate_score'])}"
+            )
         if data.get("victim_score"):
             lines.append(f"    victim    {data.get('victim')}  {_score_row(data['victim_score'])}")
         return lines
@@ -290,7 +292,7 @@ def render_timeline(
     answer: str | None = None,
     title: str | None = None,
 ) -> str:
-    """The whole run as a readable timeline, one block per node call.
+    """Render the whole run as a readable timeline, one block per node call.
 
     Args:
         events: The run's ``seal_log``.
@@ -330,7 +332,7 @@ def _ids(slots: Sequence[Mapping[str, Any]] | None) -> str:
 
 
 def state_view(values: Mapping[str, Any], node: str) -> str:
-    """A compact view of the state keys ``node`` is about to read.
+    """Return a compact view of the state keys ``node`` is about to read.
 
     Args:
         values: The graph state (a checkpoint's values).
@@ -384,5 +386,5 @@ def state_view(values: Mapping[str, Any], node: str) -> str:
 
 
 def state_json(values: Mapping[str, Any]) -> str:
-    """The full state as indented JSON (non-JSON values shown with ``str``)."""
+    """Return the full state as indented JSON (non-JSON values shown with ``str``)."""
     return json.dumps(values, indent=2, ensure_ascii=False, sort_keys=True, default=str)

@@ -75,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="answer the example questions over the example corpus",
         description=_DEMO_DESCRIPTION,
     )
-    demo.add_argument("--index", metavar="DIR", help="where to keep the demo index (default: user cache)")
+    demo.add_argument(
+        "--index", metavar="DIR", help="where to keep the demo index (default: user cache)"
+    )
     demo.add_argument(
         "--embedder",
         default="auto",
@@ -130,7 +132,7 @@ def _read_line(prompt: str) -> str | None:
 
 
 def resume_command(thread_id: str, db: str | None) -> str:
-    """The shell command that continues ``thread_id``."""
+    """Return the shell command that continues ``thread_id``."""
     command = f"sealgraph resume {shlex.quote(thread_id)}"
     if db:
         command += f" --db {shlex.quote(db)}"
@@ -174,10 +176,16 @@ def run_ask(args: argparse.Namespace) -> int:
                 f"thread {thread_id!r} already exists in {describe_db(args.db)}; continue it with "
                 f"`{resume_command(thread_id, args.db)}` or choose another --thread"
             )
+        graph = build_run_graph(index, llm=args.llm, overrides=overrides, checkpointer=checkpointer)
         if args.thread is None:
             _err(f"thread: {thread_id}")
-        graph = build_run_graph(index, llm=args.llm, overrides=overrides, checkpointer=checkpointer)
-        config = run_config(thread_id, index=index_dir, llm=args.llm, callbacks=hook_callbacks())
+        config = run_config(
+            thread_id,
+            index=index_dir,
+            llm=args.llm,
+            overrides=overrides,
+            callbacks=hook_callbacks(),
+        )
         run_input: dict[str, Any] = {"question": question}
         if overrides:
             run_input["config"] = overrides
@@ -188,7 +196,12 @@ def run_resume(args: argparse.Namespace) -> int:
     """Continue a run from the last checkpoint of its main branch."""
     from sealgraph.audit.branches import thread_branches
     from sealgraph.audit.checkpointers import open_checkpointer
-    from sealgraph.audit.runs import graph_for_thread, hook_callbacks, run_config, validate_thread_id
+    from sealgraph.audit.runs import (
+        graph_for_thread,
+        hook_callbacks,
+        run_config,
+        validate_thread_id,
+    )
 
     thread_id = validate_thread_id(args.thread)
     with open_checkpointer(args.db, create=False) as checkpointer:
@@ -197,11 +210,14 @@ def run_resume(args: argparse.Namespace) -> int:
         latest = graph.get_state({"configurable": {"thread_id": thread_id}})
         # Pin the run's last checkpoint only when a replay wrote newer ones: pinning
         # makes LangGraph fork, which would add a needless checkpoint otherwise.
-        pinned = main.end_id if latest.config["configurable"]["checkpoint_id"] != main.end_id else None
+        pinned = (
+            main.end_id if latest.config["configurable"]["checkpoint_id"] != main.end_id else None
+        )
         config = run_config(
             thread_id,
             index=origin.index,
             llm=origin.llm,
+            overrides=origin.overrides,
             callbacks=hook_callbacks(),
             checkpoint_id=pinned,
         )
@@ -258,7 +274,9 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
         return
     print(render_answer(values))
     print()
-    print(f"Trace (loops: {values.get('loops', 0)}, context: {values.get('context_tokens', 0)} tokens):")
+    print(
+        f"Trace (loops: {values.get('loops', 0)}, context: {values.get('context_tokens', 0)} tokens):"
+    )
     for line in step_lines(values.get("seal_log") or []):
         print(f"  {line}")
 
@@ -293,8 +311,9 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"A: {values.get('answer', '')}")
         for c in values.get("citations") or []:
             print(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}")
+        print("   steps:")
         for line in trace:
-            print(f"   {line}")
+            print(f"     {line}")
     if args.json:
         print(json.dumps({"index": str(index_dir), "questions": records}, ensure_ascii=False))
     return 0

@@ -57,7 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     replay.add_argument("thread", metavar="THREAD", help="thread id of the run")
     replay.add_argument(
-        "--from", dest="from_step", type=int, required=True, metavar="STEP", help="checkpoint step to fork at"
+        "--from",
+        dest="from_step",
+        type=int,
+        required=True,
+        metavar="STEP",
+        help="checkpoint step to fork at",
     )
     replay.add_argument(
         "--set",
@@ -140,7 +145,12 @@ def run_replay(args: argparse.Namespace) -> int:
     """Fork a run at a step with config overrides and print the differences."""
     from sealgraph.audit.checkpointers import open_checkpointer
     from sealgraph.audit.replay import fork_run
-    from sealgraph.audit.runs import graph_for_thread, parse_overrides, run_config, validate_thread_id
+    from sealgraph.audit.runs import (
+        graph_for_thread,
+        parse_overrides,
+        run_config,
+        validate_thread_id,
+    )
     from sealgraph.audit.timeline import progress_line
 
     thread_id = validate_thread_id(args.thread)
@@ -150,7 +160,9 @@ def run_replay(args: argparse.Namespace) -> int:
         print(progress_line(node, events), file=sys.stderr, flush=True)
 
     with open_checkpointer(args.db, create=False) as checkpointer:
-        graph, origin = graph_for_thread(checkpointer, thread_id, index_override=args.index)
+        graph, origin = graph_for_thread(
+            checkpointer, thread_id, index_override=args.index, extra_overrides=overrides
+        )
         config = run_config(thread_id, index=origin.index, llm=origin.llm)
         result = fork_run(graph, config, args.from_step, overrides, on_node=progress)
     diff = result.diff
@@ -169,7 +181,9 @@ def run_replay(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(f"replayed thread {thread_id} from step {result.from_step} with config {json.dumps(result.overrides, sort_keys=True)}")
+    print(
+        f"replayed thread {thread_id} from step {result.from_step} with config {json.dumps(result.overrides, sort_keys=True)}"
+    )
     if not (diff.added or diff.removed):
         print("evidence: unchanged")
     else:

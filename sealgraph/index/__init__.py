@@ -19,9 +19,10 @@ read-only, so it is safe to share between threads.
 from __future__ import annotations
 
 import copy
-import functools
 import os
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from sealgraph.config import RetrievalConfig
-from sealgraph.errors import EmbedderMismatchError, IndexCorruptError
-from sealgraph.index._build import ProgressFn, WarnFn, build_index_dir, indexed_text
+from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
+from sealgraph.index._build import ProgressFn, build_index_dir, indexed_text
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, TOKENIZER_VERSION, LexicalIndex
@@ -42,7 +43,7 @@ from sealgraph.index.embedders import (
     normalize_rows,
     resolve_embedder,
 )
-from sealgraph.ingest import warn_stderr
+from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text import normalize_name
 from sealgraph.types import Chunk, Document, Hit
 
@@ -158,12 +159,17 @@ def load_index(
         problems.append("the lexical index does not match the docstore")
     if dense is not None and (dense.n_vectors != len(chunks) or dense.dim != info.get("dim")):
         problems.append("the dense index does not match the docstore")
-    if (manifest.get("lexical") or {}).get("tokenizer_version") != TOKENIZER_VERSION:
-        problems.append("its lexical tokenizer version is not this sealgraph's")
     if problems:
         raise IndexCorruptError(
             f"damaged index at {path}: {'; '.join(problems)}; rebuild it with "
-            f"`sealgraph index PATH --index {path} --force`"
+            f"`sealgraph index PATH --index {path}`"
+        )
+    built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
+    if built_with != TOKENIZER_VERSION:
+        raise IndexCorruptError(
+            f"the index at {path} was built with lexical tokenizer {built_with}, this "
+            f"sealgraph uses {TOKENIZER_VERSION}; rebuild it with `sealgraph index PATH "
+            f"--index {path}`"
         )
     query_embedder = _query_embedder(info, embedder, path, warn) if dense is not None else None
     return Index(
@@ -185,8 +191,8 @@ def _query_embedder(
         return None
     if embedder is None:
         try:
-            resolved = resolve_embedder(name)
-        except Exception:  # unknown name or missing optional dependency
+            resolved = resolve_embedder(name or "none")
+        except InputError:  # unknown name or missing optional dependency
             resolved = None
         if resolved is None:
             message = (
@@ -239,7 +245,8 @@ class Index:
         for row, chunk in enumerate(self._chunks):
             self._doc_rows.setdefault(chunk.doc_id, []).append(row)
         self._names = self._build_name_lookup()
-        self._embed_cached = functools.lru_cache(maxsize=_QUERY_CACHE_SIZE)(self._embed_uncached)
+        # Micro-queries repeat across loops and questions: keep their vectors.
+        self._query_vectors = _LRUCache(_QUERY_CACHE_SIZE)
 
     def _build_name_lookup(self) -> dict[str, tuple[str, ...]]:
         by_title: dict[str, list[str]] = {}
@@ -405,7 +412,33 @@ class Index:
         """Return the unit query vector (cached, read-only), or None without dense search."""
         if not self.has_dense:
             return None
-        return self._embed_cached(text)
+        vector = self._query_vectors.get(text)
+        if vector is None:
+            vector = _read_only(normalize_rows(self._query_embedder.embed_query(text)))
+            self._query_vectors.put(text, vector)
+        return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Embed several queries at once (one batch for the uncached ones), or None.
+
+        The vectors land in the query cache, so calling this with a loop's
+        micro-queries before searching them one by one saves a model call each.
+        """
+        if not self.has_dense:
+            return None
+        found = {
+            t: v for t in dict.fromkeys(texts) if (v := self._query_vectors.get(t)) is not None
+        }
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            for text, row in zip(
+                missing, normalize_rows(self._query_embedder.embed_documents(missing)), strict=True
+            ):
+                found[text] = _read_only(row)
+                self._query_vectors.put(text, found[text])
+        if not texts:
+            return np.zeros((0, self._dense.dim), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
         """Embed arbitrary texts (one unit row each) with the query embedder, or None.
@@ -425,11 +458,6 @@ class Index:
         rows = [self.chunk_row(c) for c in chunk_ids]
         return self._dense.vectors[rows]
 
-    def _embed_uncached(self, text: str) -> np.ndarray:
-        vector = np.ascontiguousarray(self._query_embedder.embed_query(text), dtype=np.float32)
-        vector.setflags(write=False)
-        return vector
-
     def _hits(self, ranked: Sequence[tuple[int, float]], source: str) -> list[Hit]:
         return [
             Hit(chunk_id=self._chunks[row].chunk_id, score=score, rank=rank, source=source)
@@ -439,3 +467,32 @@ class Index:
     def __repr__(self) -> str:
         dense = self.embedder_name or "none"
         return f"Index({str(self._path)!r}, docs={self.n_docs}, chunks={self.n_chunks}, {dense=!s})"
+
+
+def _read_only(vector: np.ndarray) -> np.ndarray:
+    vector = np.array(vector, dtype=np.float32, copy=True)
+    vector.setflags(write=False)
+    return vector
+
+
+class _LRUCache:
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._maxsize = maxsize
+        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._maxsize:
+                self._data.popitem(last=False)

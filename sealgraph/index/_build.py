@@ -44,13 +44,12 @@ from sealgraph.index._manifest import (
 )
 from sealgraph.index._store import DOCSTORE_FILE, read_chunk_hashes, write_docstore
 from sealgraph.index.embedders import ENABLE_DENSE_HINT, Embedder, normalize_rows, resolve_embedder
-from sealgraph.ingest import SourceFile, load_corpus, warn_stderr
+from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
 ProgressFn = Callable[[str, int, int], None]
 """Progress callback: ``(stage, done, total)`` with stage ``chunking`` or ``embedding``."""
-WarnFn = Callable[[str], None]
 
 MIN_CHUNK_TOKENS = 8
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress granularity)

@@ -8,7 +8,6 @@ corpus file either.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -133,8 +132,3 @@ def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         candidates = candidates[scores[candidates] >= cut]
     order = np.lexsort((candidates, -scores[candidates]))[:k]
     return [(int(row), float(scores[row])) for row in candidates[order]]
-
-
-def read_params(directory: Path) -> dict:
-    """Return bm25s's saved parameters (for consistency checks at load)."""
-    return json.loads((directory / "params.index.json").read_text(encoding="utf-8"))

@@ -20,14 +20,6 @@ FORMAT_NAME = "sealgraph-index"
 FORMAT_VERSION = 1
 
 
-def no_index_message(directory: Path) -> str:
-    """Return the error message for a directory that holds no index."""
-    return (
-        f"no sealgraph index at {directory} "
-        f"(build one with `sealgraph index PATH --index {directory}`)"
-    )
-
-
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes."""
     digest = hashlib.sha256()
@@ -61,13 +53,16 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     """
     path = directory / MANIFEST_FILE
     if not directory.is_dir() or not path.is_file():
-        raise IndexCorruptError(no_index_message(directory))
+        raise IndexCorruptError(
+            f"no sealgraph index at {directory} "
+            f"(build one with `sealgraph index PATH --index {directory}`)"
+        )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IndexCorruptError(
             f"damaged index at {directory}: {MANIFEST_FILE} is not valid JSON ({exc}); "
-            f"rebuild it with `sealgraph index PATH --index {directory} --force`"
+            f"rebuild it with `sealgraph index PATH --index {directory}`"
         ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexCorruptError(
@@ -78,7 +73,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise IndexCorruptError(
             f"the index at {directory} has format version {version}, this sealgraph reads "
             f"version {FORMAT_VERSION}; rebuild it with `sealgraph index PATH --index "
-            f"{directory} --force`"
+            f"{directory}`"
         )
     if not isinstance(manifest.get("files"), dict):
         raise IndexCorruptError(f"damaged index at {directory}: {MANIFEST_FILE} lists no files")
@@ -112,8 +107,8 @@ def verify_files(
         if file_sha256(path) != listed[name]:
             raise IndexCorruptError(
                 f"damaged index at {directory}: {name} does not match its checksum "
-                f"(changed or truncated); rebuild with `sealgraph index PATH --index "
-                f"{directory} --force`"
+                f"(changed or truncated); rebuild it with `sealgraph index PATH --index "
+                f"{directory}`"
             )
 
 

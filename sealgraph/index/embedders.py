@@ -107,15 +107,27 @@ class LocalEmbedder:
         """Embed texts in batches; returns ``(len(texts), 384)`` unit rows."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        import torch
+
         model = _local_model()
         with _LOCAL_LOCK:
-            vectors = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            threads = torch.get_num_threads()
+            # Small batches (queries) run on one thread: they gain nothing from
+            # intra-op parallelism, and when the cores are busy (LangGraph
+            # threads, other processes) torch's spinning workers made a single
+            # query 5-10x slower in our measurements.
+            if len(texts) <= _SINGLE_THREAD_MAX_TEXTS:
+                torch.set_num_threads(1)
+            try:
+                vectors = model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                torch.set_num_threads(threads)
         return normalize_rows(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -123,6 +135,7 @@ class LocalEmbedder:
         return self.embed_documents([text])[0]
 
 
+_SINGLE_THREAD_MAX_TEXTS = 16
 _LOCAL_LOCK = threading.RLock()
 _LOCAL_MODEL: Any = None
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.ledger.ledger import Facts, Provenance, Qualifier, Relation
-from sealgraph.text import content_words, normalize_name
+from sealgraph.text import content_words, normalize_name, stemmed_terms
 from sealgraph.types import Chunk
 
 _MONTHS = (
@@ -59,9 +59,9 @@ class PassageFeatures:
     qualifiers: tuple[tuple[int, str, str], ...]
     """(sentence index, type, value) for dates, numbers and places."""
     words: frozenset[str]
-    """Content words of title, headings and text."""
+    """Stemmed content words of title, headings and text."""
     sentence_words: tuple[frozenset[str], ...] = ()
-    """Content words of each sentence."""
+    """Stemmed content words of each sentence."""
     text: str = ""
     """The passage text (what an LLM gate reads; the offline reasoner uses the fields above)."""
 
@@ -111,8 +111,8 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
             continue  # "in" inside a name ("Lost in Translation") introduces no place
         place = m.group(1).rstrip(".")  # a sentence-final full stop is not part of it
         quals.append((_sentence_of(spans, m.start(1)), "place", place))
-    words = frozenset(content_words(" ".join((chunk.title, *chunk.section, text))))
-    sentence_words = tuple(frozenset(content_words(text[a:b])) for a, b in spans)
+    words = stemmed_terms(" ".join((chunk.title, *chunk.section, text)))
+    sentence_words = tuple(stemmed_terms(text[a:b]) for a, b in spans)
     return PassageFeatures(
         chunk_id=chunk.chunk_id,
         doc_id=chunk.doc_id,

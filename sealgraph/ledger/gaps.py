@@ -22,34 +22,27 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.text import content_words
+from sealgraph.text import content_words, stem, stemmed_terms
 
 MET = 0.75
 """Coverage at which a need counts as met."""
 
 _TYPED = {"date": "date", "number": "number", "place": "place"}
 
-# Comparative words that say which value a comparison compares ("Which opened first,
-# X or Y?" compares dates; "Which has more staff?" compares numbers).
+# Comparative words that say a comparison compares dates ("Which opened first, X or Y?",
+# "Which film was released more recently?", "Who lived longer?"). Quantity comparatives
+# ("more career changes") are not mapped to number needs: the compared counts are often
+# not written as numbers, and an unmeetable need would only block the answer.
 _DATE_COMPARATIVE = re.compile(
     r"\b(older|oldest|younger|youngest|earlier|earliest|first|later|latest|before|after|"
-    r"sooner|newer|newest)\b",
-    re.I,
-)
-_NUMBER_COMPARATIVE = re.compile(
-    r"\b(more|most|fewer|less|least|larger|largest|bigger|biggest|smaller|smallest|higher|"
-    r"highest|lower|lowest|greater|greatest|taller|tallest|longer|longest|shorter|shortest)\b",
+    r"sooner|newer|newest|(?:more|most|less|least) recent(?:ly)?|lived (?:longer|shorter))\b",
     re.I,
 )
 
 
 def compared_value_type(question: str) -> str | None:
-    """The value type a comparison question compares (``date``, ``number``) or None."""
-    if _DATE_COMPARATIVE.search(question):
-        return "date"
-    if _NUMBER_COMPARATIVE.search(question):
-        return "number"
-    return None
+    """Return ``"date"`` when a comparison's comparative word compares dates, else None."""
+    return "date" if _DATE_COMPARATIVE.search(question) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +112,12 @@ def need_items(needs: QuestionNeeds) -> list[NeedItem]:
             items.append(NeedItem("entity", e.key, e.name, e.targets))
         elif len(content_words(e.name)) >= 1:
             items.append(NeedItem("mention", e.key, e.name))
+    terms = sorted({stem(w) for w in needs.relation_terms})
+    if terms:
+        # Soft need: the question's relation words should appear somewhere in the set.
+        # It steers the utility toward passages that state the asked relation, but
+        # never blocks the gate (some question words are in no document at all).
+        items.append(NeedItem("terms", " ".join(terms), " ".join(needs.relation_terms)))
     qtype = _TYPED.get(needs.answer_type)
     if needs.structure in ("bridge", "multi_step"):
         anchor = next((e for e in needs.entities if e.targets), None)
@@ -159,8 +158,11 @@ def cover(
         if passage.doc_id in item.targets:
             return 1.0
         return 0.25 if item.key in passage.mentioned_keys() else 0.0
+    if item.kind == "terms":
+        ws = set(item.key.split())
+        return len(ws & passage.words) / len(ws) if ws else 0.0
     if item.kind == "mention":
-        ws = set(content_words(item.name))
+        ws = set(stemmed_terms(item.name))
         if not ws:
             return 0.0
         share = len(ws & passage.words) / len(ws)
@@ -189,11 +191,30 @@ def cover(
     return link
 
 
+def set_cover(
+    item: NeedItem, passages: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> float:
+    """Coverage of one need item by a whole set of passages.
+
+    Relation words (``terms``) are covered jointly (the union of the passages'
+    words); every other need by its best single passage.
+    """
+    if not passages:
+        return 0.0
+    if item.kind == "terms":
+        ws = set(item.key.split())
+        if not ws:
+            return 0.0
+        covered = set().union(*(p.words for p in passages)) & ws
+        return len(covered) / len(ws)
+    return max(cover(item, p, passages, items) for p in passages)
+
+
 def coverage(
     items: Sequence[NeedItem], passages: Sequence[PassageFeatures]
 ) -> list[float]:
-    """Best coverage of every need item by a set of passages."""
-    return [max((cover(it, p, passages, items) for p in passages), default=0.0) for it in items]
+    """Coverage of every need item by a set of passages."""
+    return [set_cover(it, passages, items) for it in items]
 
 
 def gap_spec(
@@ -206,7 +227,7 @@ def gap_spec(
     cov = coverage(items, passages)
     relation = " ".join(needs.relation_terms[:6])
     for i, (it, c) in enumerate(zip(items, cov, strict=True)):
-        if c >= MET:
+        if c >= MET or it.kind == "terms":
             continue
         if it.kind == "entity":
             gaps.append(

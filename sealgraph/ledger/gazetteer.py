@@ -109,11 +109,7 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     if acr and len(acr) >= 3 and acr not in STOPWORDS:
         out.append((acr, "acronym"))
     raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
-    if (
-        2 <= len(raw_words) <= 3
-        and all(w[:1].isupper() for w in raw_words)
-        and "," not in title
-    ):
+    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and "," not in title:
         last = token_key(raw_words[-1])
         if len(last) > 3 and last not in STOPWORDS | ORG_SUFFIXES and last != key:
             out.append((last, "partial"))

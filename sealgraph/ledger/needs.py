@@ -118,7 +118,26 @@ def answer_type_of(question: str) -> str:
     return "other"
 
 
+def _options_around_or(question: str, entities: tuple[NeedEntity, ...]) -> tuple[str, ...]:
+    """The question entities written right before and right after its last "or"."""
+    found = list(re.finditer(r"\s+or\s+", question))
+    if not found:
+        return ()
+    before = question[: found[-1].start()].rstrip(" ,?")
+    after = re.sub(r"^(?:the|a|an)\s+", "", question[found[-1].end() :], flags=re.I)
+    left = [e.name for e in entities if before.endswith(e.name)]
+    right = [e.name for e in entities if after.startswith(e.name)]
+    if not (left and right):
+        return ()
+    return (max(left, key=len), max(right, key=len))
+
+
 def _choice_options(question: str, entities: tuple[NeedEntity, ...]) -> tuple[str, ...]:
+    # Entity names first: they may hold commas or question marks of their own
+    # ("Angélique, Marquise Des Anges or That Man George?").
+    around = _options_around_or(question, entities)
+    if around and normalize_name(around[0]) != normalize_name(around[1]):
+        return around
     m = re.search(r"[,:]?\s*([^,:?]+?)\s+or\s+([^,?]+?)\s*\?*\s*$", question)
     if not m:
         return ()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.gaps import NeedItem, cover
+from sealgraph.ledger.gaps import NeedItem, set_cover
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +84,9 @@ def utility(
     with_p = [*others, passage]
     gain = 0.0
     for it in items:
-        before = max((cover(it, o, others, items) for o in others), default=0.0)
-        after = cover(it, passage, with_p, items)
-        # A passage can also raise another passage's coverage (a bridge needs its anchor).
-        after = max(after, max((cover(it, o, with_p, items) for o in others), default=0.0))
-        gain += max(0.0, after - before)
+        # Set coverage with and without the passage: this also credits a passage
+        # that raises another's coverage (a bridge needs its anchor).
+        gain += max(0.0, set_cover(it, with_p, items) - set_cover(it, others, items))
     gap_cov = gain / len(items) if items else 0.0
 
     # Corr: question relevance and links to the set.

@@ -15,7 +15,9 @@ through the gates, in this order:
    pass. A span over its section's quota is deferred; after the pass every deferred span
    is reconsidered (same gates, same order) against the *slack pool*, i.e. whatever the
    first pass left of the global budget, which includes every section's unspent share.
-   A deferred span that still does not fit is ``section_budget``.
+   A deferred span that still does not fit is ``section_budget``. Quotas only apply
+   when the candidates come from two or more sections: with a single section there is
+   no coverage to balance, and a quota would only let weaker spans jump the queue.
 
 Greedy admission continues past a span that does not fit, so a smaller one later can
 still use the room. Everything is deterministic: ties go to the lower index.
@@ -114,6 +116,7 @@ def select_spans(
     lam = config.mmr_lambda
     mmr_sim = semantic if semantic is not None else overlap
     key_of, quota = section_quotas(items, budget, config)
+    balance_sections = len(quota) > 1
     spent_section = dict.fromkeys(quota, 0)
     per_doc: dict[str, int] = {}
     selected: list[int] = []
@@ -184,7 +187,7 @@ def select_spans(
             choices.append(Choice(best, verdict[0], verdict[1], novelty, mmr))
             continue
         key = key_of[item.section]
-        if spent_section[key] + item.tokens > quota[key]:
+        if balance_sections and spent_section[key] + item.tokens > quota[key]:
             deferred.append((best, novelty, mmr))
             continue
         admit(best)

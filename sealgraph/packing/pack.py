@@ -11,11 +11,19 @@
      neighbour chunk counts as rank n (score 0): it was not retrieved. ``sim`` is the
      IDF-weighted share of question terms the unit contains; with embeddings it is
      averaged with the cosine to the query vector (``semantic_weight``).
-   * ``prior`` = π(section) + ``lead_prior`` for the first sentence of a document.
-   * ``boost`` = ``answerability_boost`` for mentioning a focus term, plus as much for
+   * ``prior`` = π(section) + ``lead_prior`` for the first sentence of a document
+     + ``position_prior``·(1 − min(i, 5)/5) for the i-th sentence of its first chunk
+     + ``title_prior`` once if the question names the document's title and once more if
+     another evidence document does (titles matched as whole word sequences, without a
+     trailing "(disambiguator)").
+   * ``boost`` = ``answerability_boost`` for mentioning a focus term, as much again for
      containing a value of the expected answer type (a date or a number; inferred from
-     the question when not given).
+     the question when not given), and ``bridge_boost`` for naming another evidence
+     document's title (the sentence that links two hops).
    * ``value`` = relevance + prior + boost − ``rse_threshold``.
+
+   Every weight is a :class:`PackConfig` field; the defaults and the measurements
+   behind them are in that class and in ``benchmarks/bench_packing.py``.
 
 2. **Candidate spans**, by strategy:
 
@@ -39,6 +47,9 @@
    position), counted with the real tokenizer; while over budget, the kept span with the
    lowest marginal value is dropped and the context re-rendered
    (:mod:`sealgraph.packing.render`).
+
+A budget below the smallest candidate block yields an empty context and every candidate
+decided ``budget_exceeded``; pack never raises for a budget, and never exceeds one.
 """
 
 from __future__ import annotations
@@ -50,13 +61,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from sealgraph.errors import InputError
-from sealgraph.packing.bubble import BubbleItem, marginal_values, select_spans
+from sealgraph.packing.bubble import BubbleItem, Choice, marginal_values, select_spans
 from sealgraph.packing.config import PackConfig
 from sealgraph.packing.render import fit_to_budget, render_block, render_context
 from sealgraph.packing.scoring import (
     ANSWER_TYPES_DETECTED,
     cohesion,
     contains_answer_type,
+    fast_words,
     focus_term_sets,
     idf_weights,
     infer_answer_type,
@@ -83,7 +95,7 @@ from sealgraph.packing.types import (
 )
 from sealgraph.packing.units import DocUnits, NeighborFn, collect_units, make_span
 from sealgraph.packing.window import grow_window, merge_windows
-from sealgraph.text import STOPWORDS, words
+from sealgraph.text import STOPWORDS
 from sealgraph.tokens import TokenCounter
 from sealgraph.types import Chunk
 
@@ -148,8 +160,9 @@ def pack(
             the question is used for every chunk (scores of different scales do not mix).
         focus_terms: Entity names, gap terms or answer hints: units mentioning one get
             the answerability boost.
-        answer_type: Expected answer type (``date`` and ``number`` are recognised in
-            text); None infers it from the question.
+        answer_type: Expected answer type. ``date`` and ``number`` are recognised in
+            text; any other type (``person``, ``choice``...) or None is replaced by the
+            type the question's wording implies, if any.
         embed: Embedding function for unit texts; None (or returning None) means
             lexical similarity everywhere.
         query_vector: Embedding of the question (computed with ``embed`` when None).
@@ -174,7 +187,7 @@ def pack(
     if not units:
         return PackResult("", 0, (), (), budget, config.strategy)
 
-    chunk_scores = _chunk_relevance(question, chunks, relevance, units)
+    chunk_scores = _chunk_relevance(chunks, relevance)
     vectors, qvec = _embeddings(question, units, embed, query_vector)
     scores = score_units(
         question,
@@ -186,7 +199,7 @@ def pack(
         vectors=vectors,
         query_vector=qvec,
     )
-    spans, gaps = _candidates(docs, units, scores, config, vectors)
+    spans, gaps = _candidates(docs, scores, config, vectors)
     return _select_and_render(
         spans, gaps, docs, units, scores, vectors, budget=budget, counter=counter, config=config
     )
@@ -195,7 +208,7 @@ def pack(
 def score_units(
     question: str,
     units: Sequence[Unit],
-    chunk_scores: Mapping[str, float],
+    chunk_scores: Mapping[str, float] | None,
     config: PackConfig,
     *,
     focus_terms: Sequence[str] = (),
@@ -209,7 +222,8 @@ def score_units(
         question: The question.
         units: The units of the pack call.
         chunk_scores: Relevance of each evidence chunk id; chunks absent from it
-            (neighbours) get rank score 0.
+            (neighbours) get rank score 0. None: the lexical similarity of each evidence
+            chunk (its sentences and title) to the question.
         config: Packing settings.
         focus_terms: Terms that earn the answerability boost.
         answer_type: Expected answer type; a type other than ``date``/``number`` (or
@@ -221,13 +235,15 @@ def score_units(
         The components, aligned with ``units``.
 
     """
-    unit_words = [words(u.text) for u in units]
+    unit_words = [fast_words(u.text) for u in units]
     content = [frozenset(w for w in ws if w not in STOPWORDS) for ws in unit_words]
     unit_terms = [frozenset(stem(w) for w in c) for c in content]
     phrases = [" " + " ".join(ws) + " " for ws in unit_words]
     weights = idf_weights(unit_terms)
     q_terms = terms(question)
     sims = [question_similarity(q_terms, t, weights) for t in unit_terms]
+    if chunk_scores is None:
+        chunk_scores = _lexical_chunk_scores(q_terms, units, unit_terms)
     if vectors is not None and query_vector is not None:
         cos = vectors @ query_vector
         w = config.semantic_weight
@@ -240,7 +256,10 @@ def score_units(
     ]
 
     # Titles as entity anchors: named by the question, or by another evidence document.
-    titles = {u.doc_id: title_phrase(u.title) for u in units}
+    titles: dict[str, str | None] = {}
+    for u in units:
+        if u.doc_id not in titles:
+            titles[u.doc_id] = title_phrase(u.title)
     q_phrase = phrase(question)
     doc_text: dict[str, list[str]] = {}
     for u, p in zip(units, phrases, strict=True):
@@ -256,9 +275,13 @@ def score_units(
         for u, p in zip(units, phrases, strict=True)
     ]
     prior = [
-        section_prior(section_label(u.section), config.section_priors)
+        section_prior(section_label(u.section, u.title), config.section_priors)
         + (config.lead_prior if u.lead else 0.0)
-        + (config.position_prior * (1 - min(u.index, 5) / 5) if u.chunk_order == 0 else 0.0)
+        + (
+            config.position_prior * (1 - min(u.position, 5) / 5)
+            if u.chunk_order == 0 and not u.heading
+            else 0.0
+        )
         + config.title_prior * title_hits[u.doc_id]
         for u in units
     ]
@@ -267,9 +290,10 @@ def score_units(
     atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
     answer = [contains_answer_type(u.text, atype) for u in units]
     ab, bb = config.answerability_boost, config.bridge_boost
+    # A heading line has no value of its own: the rendered header shows it already.
     value = [
-        r + p + ab * (f + a) + bb * b - config.rse_threshold
-        for r, p, f, a, b in zip(relevance, prior, focus, answer, bridge, strict=True)
+        0.0 if u.heading else r + p + ab * (f + a) + bb * b - config.rse_threshold
+        for u, r, p, f, a, b in zip(units, relevance, prior, focus, answer, bridge, strict=True)
     ]
     return UnitScores(
         tuple(relevance),
@@ -283,13 +307,26 @@ def score_units(
     )
 
 
+def _lexical_chunk_scores(
+    q_terms: frozenset[str], units: Sequence[Unit], unit_terms: Sequence[frozenset[str]]
+) -> dict[str, float]:
+    """Lexical relevance of each evidence chunk: question terms its sentences and title hold."""
+    by_chunk: dict[str, set[str]] = {}
+    for u, t in zip(units, unit_terms, strict=True):
+        if u.evidence:
+            if u.chunk_id not in by_chunk:
+                by_chunk[u.chunk_id] = set(terms(u.title))
+            by_chunk[u.chunk_id].update(t)
+    chunk_terms = {cid: frozenset(t) for cid, t in by_chunk.items()}
+    weights = idf_weights(chunk_terms.values())
+    return {cid: question_similarity(q_terms, t, weights) for cid, t in chunk_terms.items()}
+
+
 def _chunk_relevance(
-    question: str,
     chunks: Sequence[Chunk],
     relevance: Sequence[float | None] | Mapping[str, float] | None,
-    units: Sequence[Unit],
-) -> dict[str, float]:
-    """Relevance per evidence chunk id: the given scores, or lexical similarity."""
+) -> dict[str, float] | None:
+    """Relevance per evidence chunk id as given, or None when any score is missing."""
     if isinstance(relevance, Mapping):
         given = [relevance.get(c.chunk_id) for c in chunks]
     elif relevance is not None:
@@ -306,16 +343,7 @@ def _chunk_relevance(
         for c, g in zip(chunks, given, strict=True):
             out.setdefault(c.chunk_id, float(g))  # type: ignore[arg-type]
         return out
-    by_chunk: dict[str, set[str]] = {}
-    for u in units:
-        if u.evidence:
-            by_chunk.setdefault(u.chunk_id, set()).update(terms(u.text))
-    chunk_terms = {
-        c.chunk_id: frozenset(by_chunk.get(c.chunk_id, set()) | terms(c.title)) for c in chunks
-    }
-    weights = idf_weights(chunk_terms.values())
-    q_terms = terms(question)
-    return {cid: question_similarity(q_terms, t, weights) for cid, t in chunk_terms.items()}
+    return None
 
 
 def _embeddings(
@@ -350,7 +378,6 @@ def _embeddings(
 
 def _candidates(
     docs: Sequence[DocUnits],
-    units: Sequence[Unit],
     scores: UnitScores,
     config: PackConfig,
     vectors: np.ndarray | None,
@@ -367,7 +394,7 @@ def _candidates(
                 spans.append(Span(chunk_id, tuple(chunk_units), "chunk"))
         return spans, []
 
-    ranges = _span_ranges(docs, scores, config, vectors, units)
+    ranges = _span_ranges(docs, scores, config, vectors)
     if not any(ranges.values()):
         ranges = _fallback_ranges(docs, scores)
     spans: list[Span] = []
@@ -377,29 +404,42 @@ def _candidates(
         values = scores.value[offset : offset + len(doc.units)]
         covered = [False] * len(doc.units)
         for start, end, source in ranges[doc.doc_id]:
-            spans.append(make_span(doc.units[start:end], source, sum(values[start:end])))
             covered[start:end] = [True] * (end - start)
-        cut = set(doc.breaks)
-        run: list[int] = []
-
-        def flush(
-            run: list[int] = run, doc: DocUnits = doc, values: Sequence[float] = values
-        ) -> None:
-            if run and "".join(doc.units[j].text for j in run).strip():
+            # Heading lines at the edges repeat the rendered header: leave them out.
+            while start < end and doc.units[start].heading:
+                start += 1
+            while end > start and doc.units[end - 1].heading:
+                end -= 1
+            units = doc.units[start:end]
+            if not "".join(u.text for u in units).strip():
+                continue
+            # Neighbour text is there to extend evidence; alone it is only worth its
+            # document's lead sentence (which says what the document is about).
+            if not any(u.evidence or u.lead for u in units):
+                continue
+            spans.append(make_span(units, source, sum(values[start:end])))
+        for run in _uncovered_evidence_runs(doc, covered):
+            if any(not doc.units[j].heading and doc.units[j].text.strip() for j in run):
                 gap_units = [doc.units[j] for j in run]
                 gaps.append(make_span(gap_units, "gap", sum(values[j] for j in run)))
-            run.clear()
-
-        for i, unit in enumerate(doc.units):
-            if i in cut:
-                flush()
-            if unit.evidence and not covered[i]:
-                run.append(i)
-            else:
-                flush()
-        flush()
         offset += len(doc.units)
     return spans, gaps
+
+
+def _uncovered_evidence_runs(doc: DocUnits, covered: Sequence[bool]) -> list[list[int]]:
+    """Maximal runs of evidence units no span covers, never across a piece boundary."""
+    cut = set(doc.breaks)
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for i, unit in enumerate(doc.units):
+        if run and (i in cut or covered[i] or not unit.evidence):
+            runs.append(run)
+            run = []
+        if unit.evidence and not covered[i]:
+            run.append(i)
+    if run:
+        runs.append(run)
+    return runs
 
 
 def _span_ranges(
@@ -407,7 +447,6 @@ def _span_ranges(
     scores: UnitScores,
     config: PackConfig,
     vectors: np.ndarray | None,
-    units: Sequence[Unit],
 ) -> dict[str, list[tuple[int, int, str]]]:
     """Per document, the (start, end, source) unit ranges of the candidate spans."""
     out: dict[str, list[tuple[int, int, str]]] = {}
@@ -463,8 +502,12 @@ def _fallback_ranges(
     offset = 0
     for doc in docs:
         values = scores.value[offset : offset + len(doc.units)]
-        best = max(range(len(values)), key=lambda i: (values[i], -i))
-        out[doc.doc_id] = [(best, best + 1, "fallback")]
+        usable = [i for i, u in enumerate(doc.units) if not u.heading and u.text.strip()]
+        if usable:
+            best = max(usable, key=lambda i: (values[i], -i))
+            out[doc.doc_id] = [(best, best + 1, "fallback")]
+        else:
+            out[doc.doc_id] = []
         offset += len(doc.units)
     return out
 
@@ -512,7 +555,7 @@ def _select_and_render(
 
     def span_scores(span: Span) -> tuple[SpanScores, int]:
         idx = [index_of[u.unit_id] for u in span.units]
-        label = section_label(span.section)
+        label = span.label
         tokens = counter.count(render_block(placeholder_n, _title(span), label, span.text))
         rel = max(scores.relevance[i] for i in idx)
         prior = max(scores.prior[i] for i in idx)
@@ -533,10 +576,24 @@ def _select_and_render(
         span_vecs /= np.maximum(np.linalg.norm(span_vecs, axis=1, keepdims=True), 1e-12)
         semantic = (span_vecs @ span_vecs.T).tolist()
     items = [
-        BubbleItem(s.span_id, s.doc_id, section_label(s.section), tok, sc.final)
+        BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final)
         for s, (sc, tok) in zip(spans, scored, strict=True)
     ]
-    choices = select_spans(items, budget=budget, config=config, overlap=overlap, semantic=semantic)
+    gap_scored = [span_scores(g) for g in gaps]
+    smallest = min((tok for _, tok in scored + gap_scored), default=0)
+    # A budget below every block: nothing can be cited; say so for every candidate
+    # and leave the decision of what to do to the caller.
+    nothing_fits = smallest > budget
+    if nothing_fits:
+        too_small = f"budget {budget} is below the smallest span ({smallest} tokens)"
+        choices = [
+            Choice(i, "budget_exceeded", too_small, 1.0, config.mmr_lambda * item.final)
+            for i, item in enumerate(items)
+        ]
+    else:
+        choices = select_spans(
+            items, budget=budget, config=config, overlap=overlap, semantic=semantic
+        )
 
     # Reading order: documents in evidence order, then position in the document.
     doc_rank = {d.doc_id: r for r, d in enumerate(docs)}
@@ -553,7 +610,7 @@ def _select_and_render(
                 render_block(
                     n,
                     _title(spans[chosen[k]]),
-                    section_label(spans[chosen[k]].section),
+                    spans[chosen[k]].label,
                     spans[chosen[k]].text,
                 )
                 for n, k in enumerate(kept, start=1)
@@ -589,7 +646,7 @@ def _select_and_render(
                 span_id=span.span_id,
                 doc_id=span.doc_id,
                 chunk_ids=span.chunk_ids,
-                section=section_label(span.section),
+                section=span.label,
                 tokens=tok,
                 scores=_with_mmr(sc, c.novelty, c.mmr),
                 decision=decision,
@@ -597,18 +654,19 @@ def _select_and_render(
                 source=span.source,
             )
         )
-    for gap in gaps:
-        sc, tok = span_scores(gap)
+    for gap, (sc, tok) in zip(gaps, gap_scored, strict=True):
         trace.append(
             PackDecision(
                 span_id=gap.span_id,
                 doc_id=gap.doc_id,
                 chunk_ids=gap.chunk_ids,
-                section=section_label(gap.section),
+                section=gap.label,
                 tokens=tok,
                 scores=sc,
-                decision="low_relevance",
-                reason=f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
+                decision="budget_exceeded" if nothing_fits else "low_relevance",
+                reason=too_small
+                if nothing_fits
+                else f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
                 source="gap",
             )
         )
@@ -618,7 +676,7 @@ def _select_and_render(
     for n, k in enumerate(kept, start=1):
         i = chosen[k]
         span = spans[i]
-        label = section_label(span.section)
+        label = span.label
         packed.append(
             PackedSpan(
                 n=n,

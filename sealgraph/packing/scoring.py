@@ -14,12 +14,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from sealgraph.text import content_words, fold, normalize_name, words
+from sealgraph.text import _WORD_RE, STOPWORDS, fold, normalize_name, words
 
 __all__ = [
     "ANSWER_TYPES_DETECTED",
     "cohesion",
     "contains_answer_type",
+    "fast_content_words",
+    "fast_words",
     "focus_term_sets",
     "idf_weights",
     "infer_answer_type",
@@ -95,9 +97,26 @@ def stem(word: str) -> str:
     return word[:7]
 
 
+def fast_words(text: str) -> list[str]:
+    """Return :func:`sealgraph.text.words` of ``text``, fast for ASCII text.
+
+    Folding (NFKD, strip combining marks, casefold) is a per-character Python loop;
+    on ASCII text it is exactly ``casefold()``, and most text is ASCII. Packing
+    tokenises every sentence of the evidence, so this keeps it within its time budget.
+    """
+    if text.isascii():
+        return _WORD_RE.findall(text.casefold())
+    return words(text)
+
+
+def fast_content_words(text: str) -> list[str]:
+    """Return :func:`sealgraph.text.content_words` of ``text`` (via :func:`fast_words`)."""
+    return [w for w in fast_words(text) if w not in STOPWORDS]
+
+
 def terms(text: str) -> frozenset[str]:
     """Return the set of stemmed content words of ``text``."""
-    return frozenset(stem(w) for w in content_words(text))
+    return frozenset(stem(w) for w in fast_content_words(text))
 
 
 def phrase(text: str) -> str:
@@ -106,7 +125,7 @@ def phrase(text: str) -> str:
     ``phrase(name) in phrase(text)`` tests whether ``text`` mentions ``name`` as a whole
     word sequence, ignoring case, accents and punctuation.
     """
-    return " " + " ".join(words(text)) + " "
+    return " " + " ".join(fast_words(text)) + " "
 
 
 def title_phrase(title: str) -> str | None:
@@ -116,7 +135,7 @@ def title_phrase(title: str) -> str | None:
     (nothing to match on) gives None.
     """
     name = normalize_name(title)
-    if not content_words(name):
+    if not fast_content_words(name):
         return None
     return phrase(name)
 
@@ -234,9 +253,17 @@ def length_penalty(tokens: int, theta: float) -> float:
     return 1.0 / (1.0 + max(tokens, 0) / theta)
 
 
-def section_label(section: Sequence[str]) -> str:
-    """Human label of a heading chain: headings joined by ``" > "`` (empty when untagged)."""
-    return " > ".join(s for s in section if s)
+def section_label(section: Sequence[str], title: str = "") -> str:
+    """Human label of a heading chain: headings joined by ``" > "`` (empty when untagged).
+
+    A first heading that repeats the document title (a Markdown file's ``# Title``) is
+    left out: the rendered header shows the title already, and section priors and
+    budgets should see ``"Ownership"``, not ``"Ledgerline > Ownership"``.
+    """
+    parts = [s for s in section if s]
+    if parts and title and normalize_name(parts[0]) == normalize_name(title):
+        parts = parts[1:]
+    return " > ".join(parts)
 
 
 def match_section_key(label: str, keys: Iterable[str]) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,7 +85,11 @@ def max_sum_segment(
         if total > best_value:
             best_value = total
             best = Segment(lo + starts[0], lo + e, total)
-    return best
+    if best is None:
+        return None
+    # Report the sum of the values themselves, free of prefix-sum rounding.
+    value = math.fsum(values[best.start : best.end])
+    return Segment(best.start, best.end, value) if value > min_value else None
 
 
 def max_sum_segments(

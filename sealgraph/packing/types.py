@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from sealgraph.packing.scoring import section_label
+
 Decision = Literal[
     "selected", "budget_exceeded", "section_budget", "too_redundant", "low_relevance", "doc_cap"
 ]
@@ -54,11 +56,15 @@ class Unit:
     """The sentence exactly as in the chunk, surrounding whitespace included."""
     evidence: bool
     """True for sentences of evidence chunks, False for sentences of fetched neighbours."""
+    heading: bool = False
+    """True for a Markdown heading line: the rendered header already shows it."""
+    position: int = 0
+    """Position among the chunk's non-heading units (-1 for a heading)."""
 
     @property
     def lead(self) -> bool:
-        """Whether this is the first sentence of its document."""
-        return self.chunk_order == 0 and self.index == 0
+        """Whether this is the first sentence of its document (headings aside)."""
+        return self.chunk_order == 0 and self.position == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,11 @@ class Span:
     def section(self) -> tuple[str, ...]:
         """Heading chain of the span."""
         return self.units[0].section
+
+    @property
+    def label(self) -> str:
+        """Section label: the heading chain joined by ``" > "``, without the title heading."""
+        return section_label(self.section, self.title)
 
     @property
     def text(self) -> str:

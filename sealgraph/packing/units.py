@@ -11,6 +11,7 @@ neighbour chunk may not be adjacent at all).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,9 @@ from sealgraph.packing.types import Span, Unit
 from sealgraph.types import Chunk
 
 __all__ = ["DocUnits", "NeighborFn", "chunk_units", "collect_units", "make_span"]
+
+# A Markdown ATX heading alone on its line (with the blank line after it).
+_HEADING_RE = re.compile(r"\s*#{1,6}[ \t]+[^\n]*\s*")
 
 NeighborFn = Callable[[str, int, int], Sequence[Chunk]]
 """``neighbors(chunk_id, before, after)``: chunks around a chunk in its document."""
@@ -43,23 +47,32 @@ class DocUnits:
 def chunk_units(chunk: Chunk, *, evidence: bool = True) -> list[Unit]:
     """Split a chunk into units along its sentence spans (the whole chunk when it has none)."""
     spans = chunk.sentences or ((0, len(chunk.text)),)
-    return [
-        Unit(
-            unit_id=f"{chunk.chunk_id}:{i}",
-            doc_id=chunk.doc_id,
-            chunk_id=chunk.chunk_id,
-            title=chunk.title,
-            section=tuple(chunk.section),
-            chunk_order=chunk.order,
-            index=i,
-            start=chunk.start + a,
-            end=chunk.start + b,
-            text=chunk.text[a:b],
-            evidence=evidence,
+    units = []
+    position = 0
+    for i, (a, b) in enumerate(spans):
+        if b <= a:
+            continue
+        text = chunk.text[a:b]
+        heading = _HEADING_RE.fullmatch(text) is not None
+        units.append(
+            Unit(
+                unit_id=f"{chunk.chunk_id}:{i}",
+                doc_id=chunk.doc_id,
+                chunk_id=chunk.chunk_id,
+                title=chunk.title,
+                section=tuple(chunk.section),
+                chunk_order=chunk.order,
+                index=i,
+                start=chunk.start + a,
+                end=chunk.start + b,
+                text=text,
+                evidence=evidence,
+                heading=heading,
+                position=-1 if heading else position,
+            )
         )
-        for i, (a, b) in enumerate(spans)
-        if b > a
-    ]
+        position += not heading
+    return units
 
 
 def collect_units(

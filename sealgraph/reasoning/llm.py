@@ -125,7 +125,9 @@ def chat_model_from_config(config: LLMConfig):
     )
 
 
-def _passages_block(chunks: Sequence[Chunk] | Sequence[SpanText] | Sequence[PassageFeatures]) -> str:
+def _passages_block(
+    chunks: Sequence[Chunk] | Sequence[SpanText] | Sequence[PassageFeatures],
+) -> str:
     parts = []
     for i, c in enumerate(chunks, 1):
         n = getattr(c, "n", i)

@@ -26,7 +26,20 @@ def db(tmp_path):
 
 
 def ask(index, db, thread, capsys, *extra):
-    code = main(["ask", QUESTION, "--index", str(index.path), "--db", db, "--thread", thread, "--json", *extra])
+    code = main(
+        [
+            "ask",
+            QUESTION,
+            "--index",
+            str(index.path),
+            "--db",
+            db,
+            "--thread",
+            thread,
+            "--json",
+            *extra,
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return json.loads(captured.out)
@@ -92,7 +105,9 @@ def test_trace_at_step_shows_the_full_state_of_that_checkpoint(tiny_index, db, c
     view = json.loads(capsys.readouterr().out)
     assert view["step"] == 1
     assert view["next"] == ["extract"]
-    assert [s["chunk_id"] for s in view["values"]["slots"]] == events[1]["message"].split(": ", 1)[1].split(", ")
+    assert [s["chunk_id"] for s in view["values"]["slots"]] == events[1]["message"].split(": ", 1)[
+        1
+    ].split(", ")
     assert {e["node"] for e in view["values"]["seal_log"]} == {"search"}
     last = max(e["step"] for e in events)
     assert main(["trace", "t3", "--db", db, "--at", str(last)]) == 0
@@ -138,7 +153,9 @@ def test_locked_database_is_a_clear_error_and_loses_nothing(tiny_index, db, caps
     holder = sqlite3.connect(db, isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
-        code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "blocked"])
+        code = main(
+            ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "blocked"]
+        )
         line = error_line(capsys, code)
         assert "is locked by another process" in line
     finally:
@@ -154,7 +171,9 @@ def test_locked_database_is_a_clear_error_and_loses_nothing(tiny_index, db, caps
 def test_unreachable_databases_are_clear_errors(tiny_index, tmp_path, capsys):
     a_file = tmp_path / "plain-file"
     a_file.write_text("x", encoding="utf-8")
-    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", str(a_file / "runs.sqlite")])
+    code = main(
+        ["ask", QUESTION, "--index", str(tiny_index.path), "--db", str(a_file / "runs.sqlite")]
+    )
     assert "cannot create the directory" in error_line(capsys, code)
     code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", str(tmp_path)])
     assert "is a directory" in error_line(capsys, code)
@@ -191,8 +210,35 @@ def test_a_failed_write_is_rolled_back_whole(tmp_path):
 
 
 def test_open_checkpointer_for_reading_never_creates_a_file(tmp_path):
-    with pytest.raises(CheckpointError, match="no checkpoint database"), open_checkpointer(
-        tmp_path / "none.sqlite", create=False
+    with (
+        pytest.raises(CheckpointError, match="no checkpoint database"),
+        open_checkpointer(tmp_path / "none.sqlite", create=False),
     ):
         pass
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_run_origin_is_recorded_before_any_node_runs(tiny_index, db, capsys, monkeypatch):
+    import io
+    import sys
+    from pathlib import Path
+
+    from sealgraph.audit.runs import read_origin
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))  # stop before the first node
+    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "early"]
+    assert main([*args, "--step", "--set", "k=1", "--set", "utility.novelty=0.2"]) == 0
+    capsys.readouterr()
+    with open_checkpointer(db, create=False) as saver:
+        origin = read_origin(saver, "early")
+    assert origin.index == str(Path(tiny_index.path).resolve())
+    assert origin.llm is False
+    assert origin.overrides == {"k": 1, "utility.novelty": 0.2}
+    assert main(["trace", "early", "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert "stopped before search" in text
+    assert 'config overrides: {"k": 1, "utility.novelty": 0.2}' in text
+    assert "(no events)" in text
+    # resume applies the recorded overrides: k=1 gives one passage
+    assert main(["resume", "early", "--db", db, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["evidence"]) == 1

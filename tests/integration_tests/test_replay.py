@@ -21,7 +21,21 @@ def _private_dirs(tmp_path, monkeypatch):
 def run(tiny_index, tmp_path, capsys):
     """A finished run (k=2) in a fresh database: (db, original JSON output)."""
     db = str(tmp_path / "runs.sqlite")
-    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "r", "--json", "--k", "2"])
+    code = main(
+        [
+            "ask",
+            QUESTION,
+            "--index",
+            str(tiny_index.path),
+            "--db",
+            db,
+            "--thread",
+            "r",
+            "--json",
+            "--k",
+            "2",
+        ]
+    )
     assert code == 0
     return db, json.loads(capsys.readouterr().out)
 

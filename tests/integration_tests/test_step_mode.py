@@ -42,9 +42,22 @@ def trace_events(db, thread, capsys):
     return json.loads(capsys.readouterr().out)
 
 
-def test_piped_enter_show_and_quit_leave_a_resumable_checkpoint(tiny_index, db, capsys, monkeypatch):
+def test_piped_enter_show_and_quit_leave_a_resumable_checkpoint(
+    tiny_index, db, capsys, monkeypatch
+):
     with_stdin(monkeypatch, "\n\ns\nq\n")
-    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "st", "--k", "2"]
+    args = [
+        "ask",
+        QUESTION,
+        "--index",
+        str(tiny_index.path),
+        "--db",
+        db,
+        "--thread",
+        "st",
+        "--k",
+        "2",
+    ]
     assert main([*args, "--step"]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""  # stopped: no answer printed
@@ -70,7 +83,12 @@ def test_piped_enter_show_and_quit_leave_a_resumable_checkpoint(tiny_index, db, 
 def test_resume_after_quit_finishes_without_duplicates(tiny_index, db, capsys, monkeypatch):
     index = str(tiny_index.path)
     with_stdin(monkeypatch, "\nq\n")
-    assert main(["ask", QUESTION, "--index", index, "--db", db, "--thread", "st", "--k", "2", "--step"]) == 0
+    assert (
+        main(
+            ["ask", QUESTION, "--index", index, "--db", db, "--thread", "st", "--k", "2", "--step"]
+        )
+        == 0
+    )
     capsys.readouterr()
     # resume stepwise: one more node by hand, then end of input runs to the end
     with_stdin(monkeypatch, "\n")
@@ -84,7 +102,24 @@ def test_resume_after_quit_finishes_without_duplicates(tiny_index, db, capsys, m
     keys = event_keys(stepped)
     assert len(keys) == len(set(keys))
     # the same events, in the same order, as the same run without stepping
-    assert main(["ask", QUESTION, "--index", index, "--db", db, "--thread", "plain", "--k", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "ask",
+                QUESTION,
+                "--index",
+                index,
+                "--db",
+                db,
+                "--thread",
+                "plain",
+                "--k",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     plain = json.loads(capsys.readouterr().out)
     assert keys == event_keys(trace_events(db, "plain", capsys))
     assert result["answer"] == plain["answer"]
@@ -93,7 +128,17 @@ def test_resume_after_quit_finishes_without_duplicates(tiny_index, db, capsys, m
 
 def test_end_of_input_runs_to_the_end(tiny_index, db, capsys, monkeypatch):
     with_stdin(monkeypatch, "")
-    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "eof", "--json"]
+    args = [
+        "ask",
+        QUESTION,
+        "--index",
+        str(tiny_index.path),
+        "--db",
+        db,
+        "--thread",
+        "eof",
+        "--json",
+    ]
     assert main([*args, "--step"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["answer"]
@@ -102,7 +147,17 @@ def test_end_of_input_runs_to_the_end(tiny_index, db, capsys, monkeypatch):
 
 def test_quit_with_json_prints_a_stopped_status(tiny_index, db, capsys, monkeypatch):
     with_stdin(monkeypatch, "q\n")
-    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "jq", "--json"]
+    args = [
+        "ask",
+        QUESTION,
+        "--index",
+        str(tiny_index.path),
+        "--db",
+        db,
+        "--thread",
+        "jq",
+        "--json",
+    ]
     assert main([*args, "--step"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status == {
@@ -136,7 +191,9 @@ def test_step_mode_in_a_real_terminal(tiny_index, db, tmp_path):
     master, slave = pty.openpty()
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p
+        ),
         "SEALGRAPH_DATA_DIR": str(tmp_path / "data"),
     }
     command = [sys.executable, "-m", "sealgraph", "ask", QUESTION, "--index", str(tiny_index.path)]
@@ -176,3 +233,31 @@ def test_step_mode_in_a_real_terminal(tiny_index, db, tmp_path):
     assert "stopped before extract; thread: tty" in buffer[0]
     # on a terminal the prompt is not followed by an extra newline (the user's Enter ends it)
     assert "[q] stop > \n" not in buffer[0]
+
+
+def test_resume_continues_the_run_not_a_newer_replay(tiny_index, db, capsys, monkeypatch):
+    index = str(tiny_index.path)
+    with_stdin(monkeypatch, "\n\nq\n")  # run search and extract, stop before assess
+    args = ["ask", QUESTION, "--index", index, "--db", db, "--thread", "mixed", "--k", "2"]
+    assert main([*args, "--step"]) == 0
+    capsys.readouterr()
+    # a replay forks the stopped run and runs the fork to its end
+    assert main(["replay", "mixed", "--db", db, "--from", "0", "--set", "k=1", "--json"]) == 0
+    fork = json.loads(capsys.readouterr().out)
+    assert len(fork["evidence_after"]) == 1
+    # resume finishes the original run (k=2) from where it stopped
+    assert main(["resume", "mixed", "--db", db, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "] search: " not in captured.err
+    assert "] assess: " in captured.err
+    resumed = json.loads(captured.out)
+    assert len(resumed["evidence"]) == 2
+    assert (
+        main(
+            ["ask", QUESTION, "--index", index, "--db", db, "--thread", "ref", "--k", "2", "--json"]
+        )
+        == 0
+    )
+    reference = json.loads(capsys.readouterr().out)
+    assert resumed["answer"] == reference["answer"]
+    assert resumed["evidence"] == reference["evidence"]

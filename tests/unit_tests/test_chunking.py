@@ -131,6 +131,13 @@ def test_heading_without_own_text_stays_with_its_first_subsection(counter):
     assert chunks[0].section == ("Handbook", "Expenses")
 
 
+def test_preamble_text_has_an_empty_section_but_blank_lines_do_not(counter):
+    chunks = chunk_document(Document("d", "t", "Intro.\n# A\nText.\n"), counter)
+    assert [(c.text, c.section) for c in chunks] == [("Intro.\n", ()), ("# A\nText.\n", ("A",))]
+    (chunk,) = chunk_document(Document("d", "t", "\n\n# A\nText.\n"), counter)
+    assert chunk.section == ("A",)
+
+
 def test_plain_text_has_no_sections(counter):
     doc = Document("n.txt", "n", "# not a heading\nJust text.", metadata={"format": "text"})
     (chunk,) = chunk_document(doc, counter)

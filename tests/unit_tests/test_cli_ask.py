@@ -8,6 +8,7 @@ import pytest
 from sealgraph.cli import main
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
+CITED_QUESTION = "Who designed the Lumen Lamp?"
 JSON_KEYS = {
     "answer",
     "citations",
@@ -45,7 +46,9 @@ def assert_one_line_error(capsys, code, *needles):
 
 
 def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, db, capsys):
-    code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"])
+    code = main(
+        ["ask", CITED_QUESTION, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"]
+    )
     captured = capsys.readouterr()
     assert code == 0
     out = json.loads(captured.out)  # the whole of stdout is one JSON object
@@ -53,10 +56,12 @@ def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, d
     assert out["answer"]
     assert len(out["evidence"]) == 2
     assert out["context_tokens"] > 0
-    assert out["citations"], "the answer should cite at least one span"
+    assert out["citations"], "this question's answer cites the packed evidence"
+    evidence_ids = {e["chunk_id"] for e in out["evidence"]}
     for c in out["citations"]:
         assert set(c) == {"n", "chunk_id", "title", "text"}
         assert isinstance(c["n"], int)
+        assert c["chunk_id"] in evidence_ids
     # a generated thread id is announced on stderr, with one progress line per node
     assert f"thread: {out['thread_id']}" in captured.err.splitlines()
     progress = [line for line in captured.err.splitlines() if line.startswith("[")]
@@ -66,20 +71,34 @@ def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, d
 
 
 def test_ask_text_output_has_answer_citations_and_trace(tiny_index, db, capsys):
-    code = main(
-        ["ask", QUESTION, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--thread", "t-text"]
-    )
+    index = str(tiny_index.path)
+    args = ["ask", CITED_QUESTION, "--index", index, "--k", "2", "--db", db]
+    assert main([*args, "--thread", "t-json", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main([*args, "--thread", "t-text"]) == 0
     out = capsys.readouterr().out
-    assert code == 0
-    assert "\nCitations:\n" in out
-    assert "  [1] " in out
-    trace = out.split("Trace (", 1)[1].splitlines()[1:]
+    lines = out.splitlines()
+    assert lines[0] == expected["answer"]
+    assert lines[2] == "Citations:"
+    for c in expected["citations"]:
+        assert f"  [{c['n']}] {c['title']} ({c['chunk_id']})" in lines
+    trace = out.split("\nTrace (", 1)[1].splitlines()[1:]
     assert trace[0].startswith("  [1] search: initial top-2:")
     assert trace[-1].startswith("  [") and "] generate: " in trace[-1]
 
 
 def test_ask_flags_become_run_config_overrides(tiny_index, db, capsys):
-    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--json", "--thread", "t1"]
+    args = [
+        "ask",
+        QUESTION,
+        "--index",
+        str(tiny_index.path),
+        "--db",
+        db,
+        "--json",
+        "--thread",
+        "t1",
+    ]
     code = main([*args, "--k", "1", "--max-loops", "0", "--budget", "300", "--set", "epsilon=0.5"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -87,7 +106,10 @@ def test_ask_flags_become_run_config_overrides(tiny_index, db, capsys):
     assert out["loops"] == 0
     assert out["context_tokens"] <= 300
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't1'").fetchone()[0] > 0
+        assert (
+            conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't1'").fetchone()[0]
+            > 0
+        )
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])
@@ -117,7 +139,9 @@ def test_bad_set_is_a_one_line_error_before_anything_runs(tiny_index, db, capsys
     code = main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--set", pair])
     assert_one_line_error(capsys, code, needle)
     with sqlite3.connect(db) as conn:  # nothing was checkpointed
-        tables = conn.execute("SELECT name FROM sqlite_master WHERE name = 'checkpoints'").fetchall()
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE name = 'checkpoints'"
+        ).fetchall()
         assert not tables or conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 0
 
 
@@ -127,7 +151,17 @@ def test_bad_thread_id_is_a_one_line_error(tiny_index, db, capsys):
 
 
 def test_reusing_a_thread_id_is_refused(tiny_index, db, capsys):
-    args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "same", "--json"]
+    args = [
+        "ask",
+        QUESTION,
+        "--index",
+        str(tiny_index.path),
+        "--db",
+        db,
+        "--thread",
+        "same",
+        "--json",
+    ]
     assert main(args) == 0
     first = capsys.readouterr().out
     code = main(args)
@@ -147,10 +181,14 @@ def test_default_db_is_in_the_user_data_dir(tiny_index, tmp_path, capsys):
     assert main(["resume", "d", "--json"]) == 0
 
 
-def test_resume_of_unknown_thread_or_missing_db_is_a_one_line_error(tiny_index, db, tmp_path, capsys):
+def test_resume_of_unknown_thread_or_missing_db_is_a_one_line_error(
+    tiny_index, db, tmp_path, capsys
+):
     code = main(["resume", "ghost", "--db", str(tmp_path / "missing.sqlite")])
     assert_one_line_error(capsys, code, "no checkpoint database")
-    main(["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "real", "--json"])
+    main(
+        ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "real", "--json"]
+    )
     capsys.readouterr()
     code = main(["resume", "ghost", "--db", db])
     assert_one_line_error(capsys, code, "unknown thread 'ghost'")
@@ -179,4 +217,28 @@ def test_demo_answers_every_example_question(tmp_path, capsys):
     first = blocks[0].splitlines()
     assert first[0] == f"Q {questions[0]['id']}: {questions[0]['question']}"
     assert first[1].startswith("A: ")
-    assert any(line.startswith("   [1] search: ") for line in first)
+    steps = first.index("   steps:")
+    assert all(line.startswith("   [") and ": " in line for line in first[2:steps])  # citations
+    assert first[steps + 1].startswith("     [1] search: ")
+    assert first[-1].startswith("     [") and "] generate: " in first[-1]
+
+
+def test_demo_index_is_current_only_for_the_same_files_and_embedder():
+    from sealgraph.audit.demo import index_is_current
+
+    corpus = {"a.md": "1" * 64, "b.md": "2" * 64}
+    manifest = {
+        "sources": [
+            {"path": "/somewhere/else/a.md", "sha256": "1" * 64},
+            {"path": "/somewhere/else/b.md", "sha256": "2" * 64},
+        ],
+        "embedder": None,
+    }
+    assert index_is_current(manifest, corpus, "none")
+    assert not index_is_current(manifest, {**corpus, "b.md": "3" * 64}, "none")  # a file changed
+    assert not index_is_current(manifest, {**corpus, "c.md": "4" * 64}, "none")  # a file was added
+    assert not index_is_current(manifest, {"a.md": "1" * 64}, "none")  # a file was removed
+    assert not index_is_current(manifest, corpus, "local")  # another embedder was asked for
+    dense = {**manifest, "embedder": {"name": "sentence-transformers/all-MiniLM-L6-v2"}}
+    assert index_is_current(dense, corpus, "local")
+    assert not index_is_current(dense, corpus, "none")

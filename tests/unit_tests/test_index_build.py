@@ -71,6 +71,8 @@ def test_missing_index_message(tmp_path):
         ("bad_manifest", "manifest.json is not valid JSON"),
         ("unlisted", "does not list dense.faiss"),
         ("version", "format version 99"),
+        ("tokenizer", "built with lexical tokenizer old-1"),
+        ("counts", "does not match the manifest counts"),
     ],
 )
 def test_damaged_index_is_detected(tmp_path, tiny_docs_dir, hash_embedder, damage, message):
@@ -93,6 +95,12 @@ def test_damaged_index_is_detected(tmp_path, tiny_docs_dir, hash_embedder, damag
         (path / "manifest.json").write_text(json.dumps(manifest))
     elif damage == "version":
         manifest["format_version"] = 99
+        (path / "manifest.json").write_text(json.dumps(manifest))
+    elif damage == "tokenizer":
+        manifest["lexical"]["tokenizer_version"] = "old-1"
+        (path / "manifest.json").write_text(json.dumps(manifest))
+    elif damage == "counts":
+        manifest["counts"]["chunks"] = 3
         (path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexCorruptError, match=message):
         load_index(path, embedder=hash_embedder)

@@ -66,7 +66,9 @@ def test_acronym_resolves_to_the_same_entity():
 
 
 def test_shared_document_links_two_names():
-    ledger = EntityLedger().merge(facts(mention("parklife", "Parklife (album)", ["parklife-album"])))
+    ledger = EntityLedger().merge(
+        facts(mention("parklife", "Parklife (album)", ["parklife-album"]))
+    )
     ledger = ledger.merge(
         facts(mention("parklife album", "Parklife album", ["parklife-album"], "z#0"))
     )

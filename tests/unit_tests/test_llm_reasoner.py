@@ -104,8 +104,12 @@ EXTRACTION = {
         {"name": "Lost in Translation", "aliases": [], "passage": 1},
     ],
     "relations": [
-        {"subject": "Sofia Coppola", "relation": "directed", "object": "Lost in Translation",
-         "passage": 1},
+        {
+            "subject": "Sofia Coppola",
+            "relation": "directed",
+            "object": "Lost in Translation",
+            "passage": 1,
+        },
     ],
     "qualifiers": [{"entity": "Sofia Coppola", "type": "date", "value": "May 1971", "passage": 2}],
 }
@@ -129,12 +133,17 @@ def test_extract_well_formed():
     assert "coppola" in keys  # the alias the model reported
     (rel,) = facts.relations
     assert (rel.subject, rel.relation, rel.object) == (
-        "sofia coppola", "directed", "lost in translation"
+        "sofia coppola",
+        "directed",
+        "lost in translation",
     )
     assert rel.provenance == Provenance("lit#0", 0)
     (qual,) = facts.qualifiers
     assert (qual.entity, qual.type, qual.value, qual.provenance.chunk_id) == (
-        "sofia coppola", "date", "May 1971", "coppola#0"
+        "sofia coppola",
+        "date",
+        "May 1971",
+        "coppola#0",
     )
     assert facts.chunk_ids == ("lit#0", "coppola#0")
     # Passages are numbered in the prompt and kept inside the documents block.
@@ -172,8 +181,12 @@ def test_assess_sufficient():
 
 
 def test_assess_gaps_and_the_evidence_in_the_prompt():
-    gap = {"kind": "missing_qualifier", "entity": "Sofia Coppola", "qualifier": "date",
-           "reason": "no birth year stated"}
+    gap = {
+        "kind": "missing_qualifier",
+        "entity": "Sofia Coppola",
+        "qualifier": "date",
+        "reason": "no birth year stated",
+    }
     llm, model = reasoner(tool_reply("Assessment", sufficient=False, gaps=[gap]))
     ledger = EntityLedger().merge(OfflineReasoner().extract(CHUNKS, FEATURES).value)
     out = llm.assess(NEEDS, ITEMS, FEATURES, ledger)
@@ -202,11 +215,17 @@ def test_assess_insufficient_without_gaps_is_retried():
 
 def test_plan_well_formed_drops_repeats_and_respects_limit():
     queries = [
-        {"text": "Sofia Coppola birth date", "entity": "Sofia Coppola",
-         "gap_kind": "missing_relation"},
+        {
+            "text": "Sofia Coppola birth date",
+            "entity": "Sofia Coppola",
+            "gap_kind": "missing_relation",
+        },
         {"text": "bill murray", "entity": "Bill Murray", "gap_kind": "missing_entity"},
-        {"text": "Sofia Coppola birth date", "entity": "Sofia Coppola",
-         "gap_kind": "missing_relation"},
+        {
+            "text": "Sofia Coppola birth date",
+            "entity": "Sofia Coppola",
+            "gap_kind": "missing_relation",
+        },
         {"text": "Bill Murray films", "entity": "Bill Murray", "gap_kind": "missing_relation"},
     ]
     llm, model = reasoner(tool_reply("QueryPlan", queries=queries))
@@ -288,7 +307,7 @@ def test_malformed_reply_is_retried_once_then_succeeds():
 
 
 def test_plain_text_reply_is_unparsable_and_retried():
-    llm, model = reasoner(
+    llm, _ = reasoner(
         AIMessage(content="Sure! The answer is 1971."), tool_reply("AnswerOut", **ANSWER)
     )
     out = llm.generate(NEEDS, SPANS, [])
@@ -324,7 +343,7 @@ def test_two_malformed_replies_fall_back_to_the_offline_reasoner(step):
 
 
 def test_timeout_is_retried_then_succeeds():
-    llm, model = reasoner(TimeoutError("read timed out"), tool_reply("AnswerOut", **ANSWER))
+    llm, _ = reasoner(TimeoutError("read timed out"), tool_reply("AnswerOut", **ANSWER))
     out = llm.generate(NEEDS, SPANS, [])
     assert out.value.answer == "1971 [2]" and not out.fallback
     assert out.llm_calls == 2
@@ -351,12 +370,17 @@ def test_zero_retries_falls_back_after_one_call():
 def test_one_call_per_step_per_loop_with_good_replies():
     llm, model = reasoner(
         tool_reply("Extraction", **EXTRACTION),
-        tool_reply("Assessment", sufficient=False, gaps=[
-            {"kind": "missing_entity", "entity": "Bill Murray", "reason": "not read"}
-        ]),
-        tool_reply("QueryPlan", queries=[
-            {"text": "Bill Murray", "entity": "Bill Murray", "gap_kind": "missing_entity"}
-        ]),
+        tool_reply(
+            "Assessment",
+            sufficient=False,
+            gaps=[{"kind": "missing_entity", "entity": "Bill Murray", "reason": "not read"}],
+        ),
+        tool_reply(
+            "QueryPlan",
+            queries=[
+                {"text": "Bill Murray", "entity": "Bill Murray", "gap_kind": "missing_entity"}
+            ],
+        ),
         tool_reply("Extraction", entities=[]),
         tool_reply("Assessment", sufficient=True),
         tool_reply("AnswerOut", **ANSWER),
@@ -376,7 +400,10 @@ def test_one_call_per_step_per_loop_with_good_replies():
 
 def test_structured_output_schemas_are_named_like_the_tool_calls():
     assert [s.__name__ for s in (Extraction, Assessment, QueryPlan, AnswerOut)] == [
-        "Extraction", "Assessment", "QueryPlan", "AnswerOut"
+        "Extraction",
+        "Assessment",
+        "QueryPlan",
+        "AnswerOut",
     ]
 
 
@@ -392,8 +419,12 @@ def test_chat_model_needs_a_key_or_a_base_url(monkeypatch):
 def test_chat_model_for_a_local_server_without_a_key(monkeypatch):
     monkeypatch.delenv("SEALGRAPH_TEST_KEY", raising=False)
     model = chat_model_from_config(
-        LLMConfig(api_key_env="SEALGRAPH_TEST_KEY", base_url="http://127.0.0.1:9/v1",
-                  model="local-model", timeout_s=5)
+        LLMConfig(
+            api_key_env="SEALGRAPH_TEST_KEY",
+            base_url="http://127.0.0.1:9/v1",
+            model="local-model",
+            timeout_s=5,
+        )
     )
     assert model.model_name == "local-model"
     assert model.max_retries == 0

@@ -17,8 +17,9 @@ def texts(queries: list[MicroQuery]) -> list[str]:
 
 
 def test_missing_entity_query_is_the_entity_name_with_title_targets():
-    (q,) = micro_queries([gap("missing_entity", "Lost in Translation", targets=["lit"])], [],
-                         doc_titles=TITLES)
+    (q,) = micro_queries(
+        [gap("missing_entity", "Lost in Translation", targets=["lit"])], [], doc_titles=TITLES
+    )
     assert q == MicroQuery("Lost in Translation", "Lost in Translation", "missing_entity", ("lit",))
 
 
@@ -29,8 +30,11 @@ def test_missing_qualifier_query_is_entity_plus_value_type():
         doc_titles=TITLES,
     )
     assert q.text == "Sofia Coppola date year"
-    assert (q.entity, q.gap_kind, q.title_targets) == ("Sofia Coppola", "missing_qualifier",
-                                                       ("coppola",))
+    assert (q.entity, q.gap_kind, q.title_targets) == (
+        "Sofia Coppola",
+        "missing_qualifier",
+        ("coppola",),
+    )
 
 
 def test_missing_qualifier_query_uses_the_relation_words_when_known():
@@ -41,8 +45,9 @@ def test_missing_qualifier_query_uses_the_relation_words_when_known():
 
 
 def test_missing_relation_queries_anchor_on_each_linked_document_then_the_subject():
-    g = gap("missing_relation", "Lost in Translation", "director born", "date",
-            ["coppola", "murray"])
+    g = gap(
+        "missing_relation", "Lost in Translation", "director born", "date", ["coppola", "murray"]
+    )
     queries = micro_queries([g], [], doc_titles=TITLES)
     assert texts(queries) == [
         "Sofia Coppola director born",

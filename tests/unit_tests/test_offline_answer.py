@@ -40,7 +40,9 @@ LEDGERLINE = SpanText(
     "Ledgerline is owned by the Payments Platform Team. It shipped in October 2018.",
 )
 LIT = SpanText(
-    5, "lit", "Lost in Translation (film)",
+    5,
+    "lit",
+    "Lost in Translation (film)",
     "Lost in Translation is a 2003 film written and directed by Sofia Coppola.",
 )
 COPPOLA = SpanText(6, "coppola", "Sofia Coppola", "Sofia Coppola was born on May 14, 1971.")
@@ -87,9 +89,9 @@ def test_choice_by_numbers_ignores_years(question, expected):
 
 def test_choice_is_one_of_the_options():
     got = answer("Is Ledgerline owned by PPT or by the Search Experience Team?")
-    assert got.answer in needs(
-        "Is Ledgerline owned by PPT or by the Search Experience Team?"
-    ).options
+    assert (
+        got.answer in needs("Is Ledgerline owned by PPT or by the Search Experience Team?").options
+    )
     assert got.answer == "PPT"
 
 
@@ -197,8 +199,13 @@ def test_offline_generate_cites_the_answer_and_the_question_entity_spans():
 
 def test_offline_generate_declines_while_gaps_remain():
     n = needs("What year was the director of Lost in Translation born?")
-    gap = Gap("missing_relation", "Lost in Translation", "director born", "date",
-              "no passage answers 'director born'")
+    gap = Gap(
+        "missing_relation",
+        "Lost in Translation",
+        "director born",
+        "date",
+        "no passage answers 'director born'",
+    )
     out = OfflineReasoner().generate(n, [LIT], [gap])
     assert out.value.insufficient
     assert out.value.answer == "Insufficient evidence: no passage answers 'director born'."

@@ -45,20 +45,7 @@ def test_placeholders_are_exactly_the_ones_the_reasoner_fills(name):
     assert "{x} }{" in filled
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        *DATA_TAGS,
-        pytest.param(
-            "micro_query",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="micro_query.md lacks the data-not-instructions line (gap reasons "
-                "written by the LLM gate can quote document text); prompts are not ours to edit",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", PROMPT_NAMES)
 def test_every_prompt_says_document_text_is_data_not_instructions(name):
     text = load_prompt(name)
     assert re.search(r"\bDATA\b", text)

@@ -191,8 +191,15 @@ def test_candidate_is_rescored_against_the_set_it_would_join():
         return score("x", 0.4)
 
     res = replacement_step(
-        FULL, ["x", "y"], k=3, loop=1, dwell=1, epsilon=0.05,
-        score_set=score_set, score_candidate=score_candidate, max_swaps=1,
+        FULL,
+        ["x", "y"],
+        k=3,
+        loop=1,
+        dwell=1,
+        epsilon=0.05,
+        score_set=score_set,
+        score_candidate=score_candidate,
+        max_swaps=1,
     )
     (d,) = res.decisions
     assert (d.action, d.candidate, d.victim) == ("swap", "y", "b")
@@ -213,8 +220,9 @@ def test_expansion_appends_without_evicting():
     assert res.evicted == ()
     assert [d.action for d in res.decisions] == ["append", "append"]
     assert res.evidence[-1] == Slot("z", 2)
-    empty = expansion_step([Slot("a", 0)], ["a"], loop=1, n_add=2,
-                           score_candidate=table.score_candidate)
+    empty = expansion_step(
+        [Slot("a", 0)], ["a"], loop=1, n_add=2, score_candidate=table.score_candidate
+    )
     assert [d.action for d in empty.decisions] == ["refuse"] and not empty.changed
 
 
@@ -249,8 +257,14 @@ def scenarios(draw):
 
 def run(sc):
     return step(
-        sc["evidence"], sc["candidates"], sc["totals"], k=sc["k"], loop=sc["loop"],
-        dwell=sc["dwell"], epsilon=sc["epsilon"], max_swaps=sc["max_swaps"],
+        sc["evidence"],
+        sc["candidates"],
+        sc["totals"],
+        k=sc["k"],
+        loop=sc["loop"],
+        dwell=sc["dwell"],
+        epsilon=sc["epsilon"],
+        max_swaps=sc["max_swaps"],
         blocklist=sc["blocklist"],
     )
 
@@ -263,8 +277,9 @@ def test_set_size_never_exceeds_k_and_stays_k(sc):
     assert len(out) <= sc["k"]
     assert len(set(out)) == len(out)
     before = ids(sc["evidence"])
-    pool = [c for c in dict.fromkeys(sc["candidates"])
-            if c not in sc["blocklist"] and c not in before]
+    pool = [
+        c for c in dict.fromkeys(sc["candidates"]) if c not in sc["blocklist"] and c not in before
+    ]
     if len(before) == sc["k"]:
         assert len(out) == sc["k"]
     else:
@@ -332,11 +347,15 @@ def test_no_swap_when_no_candidate_beats_the_weakest_by_epsilon(sc):
 def test_expansion_never_evicts(sc, n_add):
     table = Table(sc["totals"])
     res = expansion_step(
-        sc["evidence"], sc["candidates"], loop=sc["loop"], n_add=n_add,
-        score_candidate=table.score_candidate, blocklist=sc["blocklist"],
+        sc["evidence"],
+        sc["candidates"],
+        loop=sc["loop"],
+        n_add=n_add,
+        score_candidate=table.score_candidate,
+        blocklist=sc["blocklist"],
     )
     assert list(res.evidence[: len(sc["evidence"])]) == list(sc["evidence"])
-    added = ids(res.evidence[len(sc["evidence"]):])
+    added = ids(res.evidence[len(sc["evidence"]) :])
     assert len(added) <= n_add and res.evicted == ()
     assert not set(added) & sc["blocklist"]
     assert len(set(ids(res.evidence))) == len(res.evidence)
@@ -378,26 +397,36 @@ class TinyIndex:
 
     def score_lexical(self, query, chunk_ids):
         q = set(content_words(query))
-        return np.array([float(len(q & set(content_words(self.chunks[c].text))))
-                         for c in chunk_ids])
+        return np.array(
+            [float(len(q & set(content_words(self.chunks[c].text)))) for c in chunk_ids]
+        )
 
     def lookup_title(self, name):
         key = normalize_name(name)
-        return [c.chunk_id for d, t in self._titles if normalize_name(t) == key
-                for c in self._doc_chunks[d]]
+        return [
+            c.chunk_id
+            for d, t in self._titles
+            if normalize_name(t) == key
+            for c in self._doc_chunks[d]
+        ]
 
     def search_hybrid(self, query, k, retrieval=None):
         ids = list(self.chunks)
         scores = self.score_lexical(query, ids)
         order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
-        return [Hit(ids[i], float(scores[i]), r, "lexical")
-                for r, i in enumerate(order[:k]) if scores[i] > 0]
+        return [
+            Hit(ids[i], float(scores[i]), r, "lexical")
+            for r, i in enumerate(order[:k])
+            if scores[i] > 0
+        ]
 
 
 INDEX = TinyIndex(
     {
-        "lit": ("Lost in Translation (film)",
-                ["Lost in Translation is a 2003 film directed by Sofia Coppola."]),
+        "lit": (
+            "Lost in Translation (film)",
+            ["Lost in Translation is a 2003 film directed by Sofia Coppola."],
+        ),
         "coppola": ("Sofia Coppola", ["Sofia Coppola was born in May 1971."]),
         "tokyo": ("Tokyo", ["Tokyo is a large city."]),
     }
@@ -450,14 +479,19 @@ def test_micro_query_stops_when_no_new_query_is_left():
 
 def test_replace_stops_when_no_swap_improves():
     cfg = SealConfig(k=2)
-    state = node_state(["lit#0", "coppola#0"], loop=1, candidates={"tokyo": ["tokyo#0"]},
-                       queries=[{"text": "tokyo"}])
+    state = node_state(
+        ["lit#0", "coppola#0"],
+        loop=1,
+        candidates={"tokyo": ["tokyo#0"]},
+        queries=[{"text": "tokyo"}],
+    )
     out = replace_node(state, CTX, cfg, None)
     assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "coppola#0"]
     assert out["stop_reason"] == "no swap improves the evidence set"
     # A candidate that closes the bridge gap replaces the weak passage and the loop goes on.
-    state = node_state(["lit#0", "tokyo#0"], loop=1, candidates={"q": ["coppola#0"]},
-                       queries=[{"text": "q"}])
+    state = node_state(
+        ["lit#0", "tokyo#0"], loop=1, candidates={"q": ["coppola#0"]}, queries=[{"text": "q"}]
+    )
     out = replace_node(state, CTX, cfg, None)
     assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "coppola#0"]
     assert out["blocklist"] == ["tokyo#0"]

@@ -5,9 +5,18 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+import sealgraph.index.embedders as embedders
 from sealgraph.config import RetrievalConfig
+from sealgraph.errors import InputError
 from sealgraph.index import build_index, reciprocal_rank_fusion
 from sealgraph.index._lexical import lexical_tokens, stem, top_k
+from sealgraph.index.embedders import (
+    LOCAL_MODEL_NAME,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    normalize_rows,
+    resolve_embedder,
+)
 from sealgraph.types import Document
 
 
@@ -85,6 +94,7 @@ def test_lexical_only_index_has_no_dense(tiny_index):
     assert tiny_index.search_dense("lamp", 3) == []
     assert tiny_index.embed_query("lamp") is None
     assert tiny_index.embed_texts(["lamp"]) is None
+    assert tiny_index.embed_queries(["lamp"]) is None
     assert tiny_index.chunk_vectors(["handbook.md#0"]) is None
     assert tiny_index.search_hybrid("brass lamp", 3) == tiny_index.search_lexical("brass lamp", 3)
 
@@ -190,9 +200,68 @@ def test_query_embeddings_are_cached(dense_index, hash_embedder):
     assert first is second and not first.flags.writeable
 
 
+def test_embed_queries_batches_uncached_queries_into_the_cache(dense_index, hash_embedder):
+    texts = ["lamp designer", "harbour town", "lamp designer"]
+    docs_before = hash_embedder.documents_embedded
+    vectors = dense_index.embed_queries(texts)
+    assert vectors.shape == (3, 64) and np.array_equal(vectors[0], vectors[2])
+    assert hash_embedder.documents_embedded == docs_before + 2  # one batch, deduplicated
+    queries_before = hash_embedder.queries_embedded
+    for text in texts:
+        assert np.array_equal(dense_index.embed_query(text), vectors[texts.index(text)])
+        dense_index.search_hybrid(text, 3)
+    assert hash_embedder.queries_embedded == queries_before  # all served from the cache
+    assert dense_index.embed_queries([]).shape == (0, 64)
+
+
 def test_concurrent_searches_match_sequential(dense_index):
     queries = [f"{w} studio lamp town" for w in ["brass", "harbour", "trains", "leave", "meals"]]
     expected = [dense_index.search_hybrid(q, 5) for q in queries]
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda q: dense_index.search_hybrid(q, 5), queries * 8))
     assert results == expected * 8
+
+
+class FakeLangChainEmbeddings:
+    """Stands in for langchain_openai.OpenAIEmbeddings: records batches, returns raw vectors."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def embed_documents(self, texts):
+        self.batches.append(list(texts))
+        return [[3.0, 4.0, 0.0] for _ in texts]
+
+    def embed_query(self, text):
+        return [0.0, 0.0, 2.0]
+
+
+def test_openai_embedder_batches_and_normalises_without_network():
+    client = FakeLangChainEmbeddings()
+    embedder = OpenAIEmbedder("my-model", dim=3, client=client, batch_size=2)
+    assert embedder.name == "openai:my-model" and embedder.dim == 3
+    vectors = embedder.embed_documents(["a", "b", "c"])
+    assert client.batches == [["a", "b"], ["c"]]
+    assert vectors.dtype == np.float32
+    assert vectors == pytest.approx(np.array([[0.6, 0.8, 0.0]] * 3))
+    assert embedder.embed_query("q").tolist() == [0.0, 0.0, 1.0]
+    assert OpenAIEmbedder("text-embedding-3-small").dim == 1536  # known: no request
+
+
+def test_resolve_embedder_specs(monkeypatch):
+    assert resolve_embedder("none") is None
+    openai = resolve_embedder("openai:text-embedding-3-large")
+    assert isinstance(openai, OpenAIEmbedder) and openai.dim == 3072
+    monkeypatch.setattr(embedders, "local_embedder_available", lambda: True)
+    assert isinstance(resolve_embedder("auto"), LocalEmbedder)
+    assert isinstance(resolve_embedder(LOCAL_MODEL_NAME), LocalEmbedder)
+    monkeypatch.setattr(embedders, "local_embedder_available", lambda: False)
+    assert resolve_embedder("auto") is None
+    for bad in ["local", "openai:", "word2vec"]:
+        with pytest.raises(InputError):
+            resolve_embedder(bad)
+
+
+def test_normalize_rows_keeps_zero_rows():
+    rows = normalize_rows([[0.0, 0.0], [0.0, 5.0]])
+    assert rows.tolist() == [[0.0, 0.0], [0.0, 1.0]]

@@ -1,5 +1,6 @@
 """Rendering a run's audit trail: summaries, timeline, answer, state view (hand-made events)."""
 
+import itertools
 import json
 
 from hypothesis import given
@@ -100,14 +101,21 @@ RUN = [
         loop=1,
     ),
     make_event("assess", "assess", "sufficient", step=7, loop=1),
-    make_event("assess", "stop", "sufficient: every need of the question is covered", step=7, loop=1),
+    make_event(
+        "assess", "stop", "sufficient: every need of the question is covered", step=7, loop=1
+    ),
     make_event(
         "pack",
         "pack",
         "2 of 3 span(s) packed, 120/800 tokens (auto)",
         {
             "decisions": [
-                {"span_id": "orbit.md#0:0-3", "decision": "selected", "tokens": 44, "reason": "admitted"},
+                {
+                    "span_id": "orbit.md#0:0-3",
+                    "decision": "selected",
+                    "tokens": 44,
+                    "reason": "admitted",
+                },
                 {
                     "span_id": "harbor.md#0:0-1",
                     "decision": "budget_exceeded",
@@ -152,7 +160,7 @@ def test_group_calls_keeps_every_event_in_order(pairs):
     assert flattened == events
     for call in calls:
         assert all((e["step"], e["node"]) == (call.step, call.node) for e in call.events)
-    for before, after in zip(calls, calls[1:], strict=False):
+    for before, after in itertools.pairwise(calls):
         assert (before.step, before.node) != (after.step, after.node)
 
 
@@ -191,7 +199,9 @@ def test_llm_fallbacks_are_flagged_in_the_summary():
 
 
 def test_timeline_shows_scores_swaps_refusals_and_packing_decisions():
-    text = render_timeline(RUN, question="Who leads the team?", answer="Mara Quill", title="thread t")
+    text = render_timeline(
+        RUN, question="Who leads the team?", answer="Mara Quill", title="thread t"
+    )
     assert text.splitlines()[0] == "thread t"
     assert "question: Who leads the team?" in text
     assert "step 5 · replace (loop 1" in text
@@ -204,7 +214,9 @@ def test_timeline_shows_scores_swaps_refusals_and_packing_decisions():
     assert "victim    zephyr.md#0  S=+0.015" in text
     # ledger changes, gaps, micro-queries, stop, packing, answer
     assert "+ entities: Zephyr Gateway, Orbit Team" in text
-    assert "gap        missing_relation: nothing says who leads Orbit Team (targets: orbit.md)" in text
+    assert (
+        "gap        missing_relation: nothing says who leads Orbit Team (targets: orbit.md)" in text
+    )
     assert "candidates: orbit.md#0, harbor.md#0" in text
     assert "STOP       sufficient" in text
     assert "budget_exceeded harbor.md#0:0-1 900 tok  would exceed the budget" in text
@@ -226,7 +238,12 @@ def test_render_answer_numbers_citations_with_title_chunk_and_snippet():
     result = {
         "answer": "Mara Quill",
         "citations": [
-            {"n": 1, "chunk_id": "orbit.md#0", "title": "Orbit Team", "text": "# Orbit Team\n\nMara  Quill leads it."},
+            {
+                "n": 1,
+                "chunk_id": "orbit.md#0",
+                "title": "Orbit Team",
+                "text": "# Orbit Team\n\nMara  Quill leads it.",
+            },
             {"n": 3, "chunk_id": "zephyr.md#1", "title": "Zephyr Gateway", "text": "x" * 400},
         ],
     }

@@ -34,13 +34,21 @@ ITEMS = [
     NeedItem("entity", "lost in translation", "Lost in Translation", ("lit",)),
     NeedItem("bridge", "lost in translation", "Lost in Translation", ("lit",), "date"),
 ]
-LIT = pf("lit#0", "lit", "lost in translation", [("sofia coppola", "coppola")], ["date"],
-         ["film", "directed", "coppola", "2003"])
+LIT = pf(
+    "lit#0",
+    "lit",
+    "lost in translation",
+    [("sofia coppola", "coppola")],
+    ["date"],
+    ["film", "directed", "coppola", "2003"],
+)
 LIT_2 = pf("lit#1", "lit", "lost in translation", [], [], ["film", "tokyo", "shot"])
-COPPOLA = pf("coppola#0", "coppola", "sofia coppola", [], ["date"],
-             ["born", "1971", "filmmaker", "coppola"])
-MURRAY = pf("murray#0", "murray", "bill murray", [("tokyo", "tokyo")], [],
-            ["actor", "comedian", "tokyo"])
+COPPOLA = pf(
+    "coppola#0", "coppola", "sofia coppola", [], ["date"], ["born", "1971", "filmmaker", "coppola"]
+)
+MURRAY = pf(
+    "murray#0", "murray", "bill murray", [("tokyo", "tokyo")], [], ["actor", "comedian", "tokyo"]
+)
 NO_REL: dict[str, float] = {}
 ONLY = {
     "gap": UtilityWeights(gap_coverage=1, corroboration=0, novelty=0, redundancy=0),
@@ -89,9 +97,7 @@ def test_gapcov_zero_without_need_items():
 def test_corr_combines_relevance_and_links_to_question_entity_passages():
     rel = {"coppola#0": 0.5}
     # 0.6 × 0.5 relevance + 0.4 × 1.0 (linked from LIT, which is about a question entity).
-    assert utility(COPPOLA, [LIT], ITEMS, rel, UtilityWeights()).corroboration == pytest.approx(
-        0.7
-    )
+    assert utility(COPPOLA, [LIT], ITEMS, rel, UtilityWeights()).corroboration == pytest.approx(0.7)
     # Unlinked: relevance only.
     assert utility(COPPOLA, [MURRAY], ITEMS, rel, UtilityWeights()).corroboration == pytest.approx(
         0.3
@@ -123,9 +129,7 @@ def test_nov_is_the_share_of_unknown_entities():
     assert utility(COPPOLA, [LIT], ITEMS, {}, UtilityWeights()).novelty == 0.0
     tokyo_lit = pf("x#0", "x", "x", [("tokyo", "tokyo"), ("sofia coppola", "coppola")])
     # {x, tokyo, sofia coppola} against MURRAY's {bill murray, tokyo}: 2 of 3 are new.
-    assert utility(tokyo_lit, [MURRAY], ITEMS, {}, UtilityWeights()).novelty == pytest.approx(
-        2 / 3
-    )
+    assert utility(tokyo_lit, [MURRAY], ITEMS, {}, UtilityWeights()).novelty == pytest.approx(2 / 3)
 
 
 # --- Red -------------------------------------------------------------------------------
@@ -170,9 +174,7 @@ def test_each_weight_selects_its_own_term(component):
     assert s.total == pytest.approx(value)
 
 
-@pytest.mark.parametrize(
-    "zeroed", ["gap_coverage", "corroboration", "novelty", "redundancy"]
-)
+@pytest.mark.parametrize("zeroed", ["gap_coverage", "corroboration", "novelty", "redundancy"])
 def test_zeroing_a_weight_removes_its_term(zeroed):
     base = UtilityWeights(gap_coverage=1.0, corroboration=0.7, novelty=0.4, redundancy=0.6)
     passage, others, rel = LIT, [COPPOLA, MURRAY], {"lit#0": 0.8}
