@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
     else:
         from sealgraph.audit.demo import ensure_demo_index
 
-        index_dir = str(ensure_demo_index(embedder="none"))
+        index_dir = str(ensure_demo_index())
     question = argv[1] if len(argv) > 1 else DEFAULT_QUESTION
     seal_graph = build_graph(index_dir)
     if os.environ.get("OPENAI_API_KEY"):

@@ -19,8 +19,8 @@ Run it::
     python examples/subgraph_example.py                 # the packaged example corpus
     python examples/subgraph_example.py ./my-index "Who leads the team that owns X?"
 
-Without an index directory the example corpus shipped with sealgraph is indexed
-into the user cache on first use (lexical-only, so nothing is downloaded).
+Without an index directory the example corpus shipped with sealgraph is used,
+indexed into the user cache on first use (the index ``sealgraph demo`` uses).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def main(argv: list[str]) -> int:
     else:
         from sealgraph.audit.demo import ensure_demo_index
 
-        index_dir = str(ensure_demo_index(embedder="none"))
+        index_dir = str(ensure_demo_index())
     question = argv[1] if len(argv) > 1 else DEFAULT_QUESTION
     result = run(index_dir, question)
     state = result["state"]

@@ -44,7 +44,7 @@ class UtilityWeights(BaseModel):
     """λ1: how much of the open gaps the candidate closes."""
     corroboration: float = Field(default=0.5, ge=0)
     """λ2: how well the candidate links to entities already in the ledger and the question."""
-    novelty: float = Field(default=0.3, ge=0)
+    novelty: float = Field(default=0.1, ge=0)
     """λ3: share of the candidate's entities not yet in the ledger."""
     redundancy: float = Field(default=0.5, ge=0)
     """λ4: overlap with passages already in the evidence set."""

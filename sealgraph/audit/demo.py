@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sealgraph.audit.paths import demo_index_dir
-from sealgraph.errors import EmbedderMismatchError, IndexCorruptError
+from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
 
 __all__ = ["corpus_digests", "ensure_demo_index", "index_is_current"]
 
@@ -40,6 +40,10 @@ def _wanted_embedder(embedder: str) -> str | bool | None:
             return LOCAL_MODEL_NAME
         return None
     return True
+
+
+def _source_names(manifest: dict[str, Any]) -> set[str]:
+    return {Path(str(s.get("path", ""))).name for s in manifest.get("sources") or []}
 
 
 def index_is_current(manifest: dict[str, Any], corpus: dict[str, str], embedder: str) -> bool:
@@ -69,6 +73,10 @@ def ensure_demo_index(
     Returns:
         The index directory.
 
+    Raises:
+        InputError: ``index_dir`` holds something else (another corpus's index,
+            or files that are not an index); it is never overwritten.
+
     """
     from sealgraph.examples import corpus_dir
     from sealgraph.index import build_index, load_index
@@ -81,7 +89,15 @@ def ensure_demo_index(
             index = load_index(path, embedder="none")
         except (IndexCorruptError, EmbedderMismatchError):
             index = None  # our own cache entry: rebuild it below
-        if index is not None and index_is_current(index.manifest, corpus, embedder):
-            return path
+        if index is not None:
+            if index_is_current(index.manifest, corpus, embedder):
+                return path
+            if not _source_names(index.manifest) & set(corpus):
+                raise InputError(
+                    f"{path} holds an index of other documents; give an empty or new "
+                    "directory for the demo index (or omit --index to use the user cache)"
+                )
+    elif path.is_dir() and any(path.iterdir()):
+        raise InputError(f"{path} is not empty and holds no index; give an empty or new directory")
     build_index(source, path, embedder=embedder, force=True)
     return path

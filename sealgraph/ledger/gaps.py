@@ -188,6 +188,12 @@ def cover(
             link = 0.8
     if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
         link *= 0.6
+    if link:
+        # A linked passage that shares none of the question's relation words is a
+        # side link, not the second hop; weight the link by how much it shares.
+        terms = next((set(it.key.split()) for it in items if it.kind == "terms"), None)
+        if terms:
+            link *= 0.5 + 0.5 * min(1.0, 2 * len(terms & passage.words) / len(terms))
     return link
 
 

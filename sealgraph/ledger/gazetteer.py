@@ -51,6 +51,12 @@ class Mention:
     """True when the surface form starts with a capital letter (a proper-noun signal)."""
 
 
+def _sentence_start(text: str, pos: int) -> bool:
+    """True when only spaces and quotes separate ``pos`` from a sentence end or the start."""
+    before = text[:pos].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?\n:;"
+
+
 def token_key(token: str) -> str:
     """Normalise one word token the way :func:`normalize_name` normalises a name."""
     t = fold(token)
@@ -207,6 +213,13 @@ class Gazetteer:
                 if j - i == 1 and not cap and (kind != "title" or len(key) < 4):
                     continue
                 if kind in ("partial", "acronym") and not cap:
+                    continue
+                # A single capitalised word inside a longer capitalised run is part
+                # of another name ("Alfred" in "Alfred Hitchcock", "Florida" in
+                # "University of Central Florida"): not a mention of this one.
+                if j - i == 1 and cap and (
+                    (j < n and toks[j][3]) or (i > 0 and toks[i - 1][3] and toks[i - 1][0] not in STOPWORDS and not _sentence_start(text, toks[i - 1][1]))
+                ):
                     continue
                 found = Mention(
                     key=key,

@@ -54,6 +54,7 @@ decided ``budget_exceeded``; pack never raises for a budget, and never exceeds o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -550,50 +551,33 @@ def _select_and_render(
     counter: TokenCounter,
     config: PackConfig,
 ) -> PackResult:
+    """Score the candidates, select them, render in reading order and build the trace."""
     index_of = {u.unit_id: i for i, u in enumerate(units)}
+    # Citation numbers are only known after selection; any number of the right size
+    # gives the block cost (the final render is counted for real anyway).
     placeholder_n = max(1, len(spans))
+    scored = [_score_span(s, index_of, scores, counter, config, placeholder_n) for s in spans]
+    gap_scored = [_score_span(g, index_of, scores, counter, config, placeholder_n) for g in gaps]
+    overlap, semantic = _similarities(spans, index_of, scores, vectors)
 
-    def span_scores(span: Span) -> tuple[SpanScores, int]:
-        idx = [index_of[u.unit_id] for u in span.units]
-        label = span.label
-        tokens = counter.count(render_block(placeholder_n, _title(span), label, span.text))
-        rel = max(scores.relevance[i] for i in idx)
-        prior = max(scores.prior[i] for i in idx)
-        bst = scores.boost(idx, config)
-        lp = length_penalty(tokens, config.theta)
-        return SpanScores(rel, prior, bst, lp, (rel + prior + bst) * lp), tokens
-
-    scored = [span_scores(s) for s in spans]
-    span_words = [
-        frozenset().union(*(scores.content[index_of[u.unit_id]] for u in s.units)) for s in spans
-    ]
-    overlap = [[jaccard(a, b) for b in span_words] for a in span_words]
-    semantic = None
-    if vectors is not None and spans:
-        span_vecs = np.stack(
-            [vectors[[index_of[u.unit_id] for u in s.units]].mean(axis=0) for s in spans]
-        )
-        span_vecs /= np.maximum(np.linalg.norm(span_vecs, axis=1, keepdims=True), 1e-12)
-        semantic = (span_vecs @ span_vecs.T).tolist()
-    items = [
-        BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final)
-        for s, (sc, tok) in zip(spans, scored, strict=True)
-    ]
-    gap_scored = [span_scores(g) for g in gaps]
     smallest = min((tok for _, tok in scored + gap_scored), default=0)
-    # A budget below every block: nothing can be cited; say so for every candidate
-    # and leave the decision of what to do to the caller.
-    nothing_fits = smallest > budget
-    if nothing_fits:
-        too_small = f"budget {budget} is below the smallest span ({smallest} tokens)"
+    too_small = f"budget {budget} is below the smallest span ({smallest} tokens)"
+    if smallest > budget:
+        # Nothing can be cited: say so for every candidate; the caller decides what to do.
         choices = [
-            Choice(i, "budget_exceeded", too_small, 1.0, config.mmr_lambda * item.final)
-            for i, item in enumerate(items)
+            Choice(i, "budget_exceeded", too_small, 1.0, config.mmr_lambda * sc.final)
+            for i, (sc, _) in enumerate(scored)
         ]
+        gap_verdict = ("budget_exceeded", too_small)
     else:
+        items = [
+            BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final)
+            for s, (sc, tok) in zip(spans, scored, strict=True)
+        ]
         choices = select_spans(
             items, budget=budget, config=config, overlap=overlap, semantic=semantic
         )
+        gap_verdict = None
 
     # Reading order: documents in evidence order, then position in the document.
     doc_rank = {d.doc_id: r for r, d in enumerate(docs)}
@@ -605,17 +589,7 @@ def _select_and_render(
     mmr_sim = semantic if semantic is not None else overlap
 
     def render(kept: Sequence[int]) -> str:
-        return render_context(
-            [
-                render_block(
-                    n,
-                    _title(spans[chosen[k]]),
-                    spans[chosen[k]].label,
-                    spans[chosen[k]].text,
-                )
-                for n, k in enumerate(kept, start=1)
-            ]
-        )
+        return render_context([_block(n, spans[chosen[k]]) for n, k in enumerate(kept, start=1)])
 
     def lowest_value(kept: Sequence[int]) -> int:
         idx = [chosen[k] for k in kept]
@@ -627,56 +601,31 @@ def _select_and_render(
     context, tokens, kept, dropped = fit_to_budget(
         len(chosen), render, lowest_value, counter, budget
     )
-    dropped_reason = {
-        chosen[
-            k
-        ]: f"dropped at final render (lowest marginal value): context was {t} > {budget} tokens"
+    dropped_at_render = {
+        chosen[k]: f"dropped at final render (lowest marginal value): context was {t} tokens"
+        f" > budget {budget}"
         for k, t in dropped
     }
 
-    trace: list[PackDecision] = []
+    trace = []
     for c in choices:
-        span = spans[c.index]
-        sc, tok = scored[c.index]
         decision, reason = c.decision, c.reason
-        if c.index in dropped_reason:
-            decision, reason = "budget_exceeded", dropped_reason[c.index]
-        trace.append(
-            PackDecision(
-                span_id=span.span_id,
-                doc_id=span.doc_id,
-                chunk_ids=span.chunk_ids,
-                section=span.label,
-                tokens=tok,
-                scores=_with_mmr(sc, c.novelty, c.mmr),
-                decision=decision,
-                reason=reason,
-                source=span.source,
-            )
-        )
+        if c.index in dropped_at_render:
+            decision, reason = "budget_exceeded", dropped_at_render[c.index]
+        sc, tok = scored[c.index]
+        span_scores = dataclasses.replace(sc, novelty=c.novelty, mmr=c.mmr)
+        trace.append(_decision(spans[c.index], tok, span_scores, decision, reason))
     for gap, (sc, tok) in zip(gaps, gap_scored, strict=True):
-        trace.append(
-            PackDecision(
-                span_id=gap.span_id,
-                doc_id=gap.doc_id,
-                chunk_ids=gap.chunk_ids,
-                section=gap.label,
-                tokens=tok,
-                scores=sc,
-                decision="budget_exceeded" if nothing_fits else "low_relevance",
-                reason=too_small
-                if nothing_fits
-                else f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
-                source="gap",
-            )
+        decision, reason = gap_verdict or (
+            "low_relevance",
+            f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
         )
+        trace.append(_decision(gap, tok, sc, decision, reason))
 
-    novelty = {c.index: (c.novelty, c.mmr) for c in choices}
+    choice_of = {c.index: c for c in choices}
     packed = []
     for n, k in enumerate(kept, start=1):
-        i = chosen[k]
-        span = spans[i]
-        label = span.label
+        span, c = spans[chosen[k]], choice_of[chosen[k]]
         packed.append(
             PackedSpan(
                 n=n,
@@ -684,28 +633,74 @@ def _select_and_render(
                 chunk_ids=span.chunk_ids,
                 doc_id=span.doc_id,
                 title=span.title,
-                section=label,
+                section=span.label,
                 text=span.text,
                 start=span.start,
                 end=span.end,
-                tokens=counter.count(render_block(n, _title(span), label, span.text)),
-                scores=_with_mmr(scored[i][0], *novelty[i]),
+                tokens=counter.count(_block(n, span)),
+                scores=dataclasses.replace(scored[chosen[k]][0], novelty=c.novelty, mmr=c.mmr),
             )
         )
     return PackResult(context, tokens, tuple(packed), tuple(trace), budget, config.strategy)
 
 
-def _title(span: Span) -> str:
-    return span.title or span.doc_id
+def _block(n: int, span: Span) -> str:
+    """Render the block of a span; the header falls back to the doc id without a title."""
+    return render_block(n, span.title or span.doc_id, span.label, span.text)
 
 
-def _with_mmr(scores: SpanScores, novelty: float, mmr: float) -> SpanScores:
-    return SpanScores(
-        scores.relevance,
-        scores.prior,
-        scores.boost,
-        scores.length_penalty,
-        scores.final,
-        novelty,
-        mmr,
+def _score_span(
+    span: Span,
+    index_of: Mapping[str, int],
+    scores: UnitScores,
+    counter: TokenCounter,
+    config: PackConfig,
+    placeholder_n: int,
+) -> tuple[SpanScores, int]:
+    """Bubble score components of a span, and the token cost of its rendered block."""
+    idx = [index_of[u.unit_id] for u in span.units]
+    tokens = counter.count(_block(placeholder_n, span))
+    relevance = max(scores.relevance[i] for i in idx)
+    prior = max(scores.prior[i] for i in idx)
+    boost = scores.boost(idx, config)
+    lp = length_penalty(tokens, config.theta)
+    return SpanScores(relevance, prior, boost, lp, (relevance + prior + boost) * lp), tokens
+
+
+def _similarities(
+    spans: Sequence[Span],
+    index_of: Mapping[str, int],
+    scores: UnitScores,
+    vectors: np.ndarray | None,
+) -> tuple[list[list[float]], list[list[float]] | None]:
+    """Pairwise lexical overlap of the spans, and their embedding cosine when available.
+
+    Lexical overlap is the Jaccard index of content-word sets, the measure of
+    :func:`sealgraph.text.lexical_overlap`; a span's embedding is the normalised mean
+    of its units' embeddings (no second call to ``embed``).
+    """
+    words = [
+        frozenset().union(*(scores.content[index_of[u.unit_id]] for u in s.units)) for s in spans
+    ]
+    overlap = [[jaccard(a, b) for b in words] for a in words]
+    if vectors is None or not spans:
+        return overlap, None
+    means = np.stack([vectors[[index_of[u.unit_id] for u in s.units]].mean(axis=0) for s in spans])
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+    return overlap, (means @ means.T).tolist()
+
+
+def _decision(
+    span: Span, tokens: int, scores: SpanScores, decision: str, reason: str
+) -> PackDecision:
+    return PackDecision(
+        span_id=span.span_id,
+        doc_id=span.doc_id,
+        chunk_ids=span.chunk_ids,
+        section=span.label,
+        tokens=tokens,
+        scores=scores,
+        decision=decision,  # type: ignore[arg-type]
+        reason=reason,
+        source=span.source,
     )

@@ -242,3 +242,20 @@ def test_demo_index_is_current_only_for_the_same_files_and_embedder():
     dense = {**manifest, "embedder": {"name": "sentence-transformers/all-MiniLM-L6-v2"}}
     assert index_is_current(dense, corpus, "local")
     assert not index_is_current(dense, corpus, "none")
+
+
+def test_demo_never_overwrites_another_index_or_a_non_empty_folder(tiny_index, tmp_path, capsys):
+    import shutil
+
+    theirs = tmp_path / "their-index"
+    shutil.copytree(tiny_index.path, theirs)
+    before = sorted(p.name for p in theirs.iterdir())
+    code = main(["demo", "--index", str(theirs), "--embedder", "none"])
+    assert_one_line_error(capsys, code, "holds an index of other documents")
+    assert sorted(p.name for p in theirs.iterdir()) == before
+    clutter = tmp_path / "clutter"
+    clutter.mkdir()
+    (clutter / "notes.txt").write_text("mine", encoding="utf-8")
+    code = main(["demo", "--index", str(clutter), "--embedder", "none"])
+    assert_one_line_error(capsys, code, "not empty and holds no index")
+    assert (clutter / "notes.txt").read_text(encoding="utf-8") == "mine"

@@ -137,7 +137,21 @@ def test_single_lowercase_words_do_not_link_through_partials_or_acronyms(gazette
     assert mentions(gazetteer, "the ppt slides") == []
     assert mentions(gazetteer, "a lady sang") == []
     # Capitalised, the same words are names.
-    assert [m[1] for m in mentions(gazetteer, "Ask PPT. Coppola agreed.")] == ["ppt", "coppola"]
+    assert [m[1] for m in mentions(gazetteer, "we asked PPT")] == ["ppt"]
+    assert [m[1] for m in mentions(gazetteer, "and Coppola agreed")] == ["coppola"]
+
+
+def test_single_word_inside_a_longer_capitalised_name_is_not_a_mention(gazetteer):
+    # "Coppola" in "Gia Coppola" names someone else; "Music" in "Music Hall" too.
+    assert mentions(gazetteer, "the film by Gia Coppola") == []
+    assert mentions(gazetteer, "at the Music Hall tonight") == []
+    # A capitalised sentence start is no part of a name.
+    assert [m[1] for m in mentions(gazetteer, "Yesterday Coppola agreed.")] == ["coppola"]
+
+
+def test_capitalised_runs_stop_at_sentence_boundaries(gazetteer):
+    text = "We asked PPT. Coppola agreed. Then Lady Gaga sang."
+    assert [m[1] for m in mentions(gazetteer, text)] == ["ppt", "coppola", "lady gaga"]
 
 
 def test_single_lowercase_word_links_only_as_a_title(gazetteer):

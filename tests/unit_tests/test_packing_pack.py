@@ -515,3 +515,85 @@ def test_when_no_unit_is_relevant_each_document_keeps_its_best_unit():
     assert sorted(d.doc_id for d in fallback) == sorted(documents)
     # With nothing relevant, the lead sentence (prior) is each document's best unit.
     assert all(d.span_id.endswith("#0:0") for d in fallback)
+
+
+def make_sectioned_doc(doc_id, title, sections):
+    """A Markdown-like document: one chunk per (heading chain, sentences) section."""
+    text, chunks, offset = "", [], 0
+    for order, (section, sentences) in enumerate(sections):
+        chunk_text = "".join(sentences)
+        spans, at = [], 0
+        for s in sentences:
+            spans.append((at, at + len(s)))
+            at += len(s)
+        chunks.append(
+            Chunk(
+                f"{doc_id}#{order}",
+                doc_id,
+                title,
+                tuple(section),
+                order,
+                offset,
+                offset + len(chunk_text),
+                chunk_text,
+                COUNTER.count(chunk_text),
+                tuple(spans),
+            )
+        )
+        text += chunk_text
+        offset += len(chunk_text)
+    return Document(doc_id=doc_id, title=title, text=text), chunks
+
+
+def test_markdown_headings_are_not_repeated_and_the_lead_skips_them():
+    doc, chunks = make_sectioned_doc(
+        "lamp",
+        "Lumen Lamp",
+        [
+            (("Lumen Lamp",), ["# Lumen Lamp\n\n", LAMP[0], LAMP[2]]),
+            (("Lumen Lamp", "Production"), ["## Production\n\n", LAMP[1], LAMP[3]]),
+        ],
+    )
+    result = pack(
+        "Which studio produced the Lumen Lamp for export?",
+        chunks,
+        budget=400,
+        counter=COUNTER,
+        config=PackConfig(),
+    )
+    assert_consistent(result, 400, {"lamp": doc})
+    assert "#" not in result.context
+    assert all(not s.text.lstrip().startswith("#") for s in result.spans)
+    assert "[1] Lumen Lamp\n" + LAMP[0].strip() in result.context
+    assert "Lumen Lamp > Production\n" in result.context
+    assert "Lumen Lamp > Lumen Lamp" not in result.context
+    lead = next(s for s in result.spans if LAMP[0].strip() in s.text)
+    assert lead.scores.prior >= PackConfig().lead_prior
+    assert {s.section for s in result.spans} == {"", "Production"}
+
+
+def test_neighbour_text_alone_is_kept_only_for_the_lead():
+    doc, chunks = make_sectioned_doc(
+        "town",
+        "Port Ellis",
+        [
+            (("Intro",), [TOWN[0]]),
+            (("Trade",), ["Fishing and ferries were the main trade of Port Ellis. "]),
+            (("Transport",), [TOWN[3]]),
+        ],
+    )
+    neighbors = neighbor_fn(chunks)
+    config = PackConfig(neighbor_chunks=2, rse_threshold=0.3)
+    result = pack(
+        "What was the main trade of Port Ellis, and where does its ferry go?",
+        [chunks[2]],
+        budget=400,
+        counter=COUNTER,
+        config=config,
+        neighbors=neighbors,
+    )
+    assert_consistent(result, 400, {"town": doc})
+    assert TOWN[3].strip() in result.context  # the evidence
+    assert TOWN[0].strip() in result.context  # the lead, from a neighbour chunk
+    assert "main trade" not in result.context  # relevant, but neighbour-only
+    assert all(d.chunk_ids != ("town#1",) for d in result.trace)
