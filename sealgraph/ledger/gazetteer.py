@@ -214,6 +214,10 @@ class Gazetteer:
                     continue
                 if kind in ("partial", "acronym") and not cap:
                     continue
+                # A lower-case phrase that starts with a function word ("how many
+                # words") is running text, not the work titled that way.
+                if not any(t[3] for t in toks[i:j]) and toks[i][0] in STOPWORDS:
+                    continue
                 # A single capitalised word inside a longer capitalised run is part
                 # of another name ("Alfred" in "Alfred Hitchcock", "Florida" in
                 # "University of Central Florida"): not a mention of this one.
