@@ -31,15 +31,15 @@ mean evidence 311.5 tokens, no budget violations in any row::
 
     strategy  inputs    context  ratio  sp survival  pairwise overlap
     auto      none        215.9  0.693        0.932             0.090
-    auto      pipeline    229.5  0.737        0.953             0.088
-    segments  pipeline    208.3  0.669        0.921             0.089
-    window    pipeline    227.4  0.730        0.951             0.088
+    auto      pipeline    229.0  0.735        0.953             0.088
+    segments  pipeline    207.7  0.667        0.921             0.089
+    window    pipeline    227.2  0.729        0.951             0.088
     bubble    pipeline    282.2  0.906        0.966             0.087
 
-``rse_threshold`` trades size for recall along one curve (auto, no inputs): 0.50 gives
-0.746 / 0.953, 0.55 gives 0.693 / 0.932, 0.60 gives 0.655 / 0.915. Packing k=5
-paragraphs takes 2-3 ms of CPU at p50 (under 5 ms at p95); wall time on a shared,
-loaded machine is higher.
+``rse_threshold`` trades size for recall along one curve (auto; no inputs / pipeline
+inputs): 0.50 gives 0.746 / 0.953 and 0.777 / 0.964; 0.60 gives 0.655 / 0.915 and
+0.699 / 0.936. Packing k=5 paragraphs takes about 2.4 ms at p50 and 4.3 ms at p95
+(CPU time alike; wall time on a loaded shared machine is higher).
 """
 
 from __future__ import annotations

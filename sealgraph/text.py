@@ -29,6 +29,8 @@ _POSSESSIVE_RE = re.compile(r"['’]s\b")
 
 def fold(text: str) -> str:
     """Lower-case and strip accents (``"Beyoncé"`` → ``"beyonce"``)."""
+    if text.isascii():  # fast path: nothing to decompose
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

@@ -7,11 +7,12 @@ import argparse
 from sealgraph.errors import InputError
 
 _DESCRIPTION = """\
-Evaluate methods (flat-bm25, flat-dense, flat-hybrid, expand, adaptive-k, seal)
-on the questions of a multi-hop QA JSONL file. The corpus is the union of the
+Evaluate retrieval methods on the questions of a multi-hop QA JSONL file, all
+with the same index, k and token budget. The corpus is the union of the
 paragraphs of --questions and every --pool file; its index is cached by content
 (in $SEALGRAPH_CACHE_DIR or the user cache dir) unless --index is given.
-Writes report.json (and records.jsonl) only when the whole run succeeded."""
+Prints a table of the main metrics and writes report.json (and records.jsonl,
+and the --plot image) only when the whole run succeeded."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,8 +42,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="M1,M2",
         help="comma-separated methods: flat-bm25,flat-dense,flat-hybrid,expand,adaptive-k,seal",
     )
-    parser.add_argument("--budget", type=int, metavar="TOKENS", help="context token budget")
-    parser.add_argument("--max-loops", type=int, metavar="L", help="loop budget of graph methods")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="context token budget (default: the config's budget)",
+    )
+    parser.add_argument(
+        "--max-loops",
+        type=int,
+        metavar="L",
+        help="loop budget of the graph methods (default: the config's max_loops)",
+    )
     parser.add_argument("--index", metavar="DIR", help="load or build the index in DIR")
     parser.add_argument(
         "--embedder",
