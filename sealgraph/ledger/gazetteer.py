@@ -221,8 +221,16 @@ class Gazetteer:
                 # A single capitalised word inside a longer capitalised run is part
                 # of another name ("Alfred" in "Alfred Hitchcock", "Florida" in
                 # "University of Central Florida"): not a mention of this one.
+                # A run never crosses a sentence end ("We asked PPT. Coppola agreed.").
                 if j - i == 1 and cap and (
-                    (j < n and toks[j][3]) or (i > 0 and toks[i - 1][3] and toks[i - 1][0] not in STOPWORDS and not _sentence_start(text, toks[i - 1][1]))
+                    (j < n and toks[j][3] and not _sentence_start(text, toks[j][1]))
+                    or (
+                        i > 0
+                        and toks[i - 1][3]
+                        and toks[i - 1][0] not in STOPWORDS
+                        and not _sentence_start(text, toks[i][1])
+                        and not _sentence_start(text, toks[i - 1][1])
+                    )
                 ):
                     continue
                 found = Mention(
