@@ -42,7 +42,7 @@ class UtilityWeights(BaseModel):
 
     gap_coverage: float = Field(default=1.0, ge=0)
     """λ1: how much of the open gaps the candidate closes."""
-    corroboration: float = Field(default=0.5, ge=0)
+    corroboration: float = Field(default=1.0, ge=0)
     """λ2: how well the candidate links to entities already in the ledger and the question."""
     novelty: float = Field(default=0.1, ge=0)
     """λ3: share of the candidate's entities not yet in the ledger."""
@@ -88,7 +88,7 @@ class SealConfig(BaseModel):
     """Loops a newly inserted passage is protected from eviction."""
     replacement: bool = True
     """False turns fixed-k replacement off: new passages are appended (the ``expand`` ablation)."""
-    micro_query_k: int = Field(default=8, ge=1)
+    micro_query_k: int = Field(default=15, ge=1)
     """Candidates fetched per micro-query."""
     max_micro_queries: int = Field(default=6, ge=1)
     """Most micro-queries issued in one loop (one per gap, highest-priority gaps first)."""

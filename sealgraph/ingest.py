@@ -136,7 +136,7 @@ def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     file = Path(path)
     if not file.is_file():
         raise InputError(f"no such file: {file}")
-    text = _decode(file.read_bytes(), file, warn=warn_stderr)
+    text = _decode(_read_bytes(file), file, warn=warn_stderr)
     records = []
     for line_no, record in _iter_json_lines(text, file):
         if not _is_qa_record(record):
@@ -171,7 +171,7 @@ class _Loader:
         if resolved in self._files_seen:  # the same file named twice (dir and file)
             return
         self._files_seen.add(resolved)
-        data = file.read_bytes()
+        data = _read_bytes(file)
         if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
             self.warn(f"skipped binary file {file}")
             return
@@ -330,6 +330,13 @@ def _iter_json_lines(text: str, file: Path) -> Iterator[tuple[int, Any]]:
             yield line_no, json.loads(line)
         except json.JSONDecodeError as exc:
             raise IngestError(f"{file}:{line_no}: invalid JSON ({exc.msg})") from None
+
+
+def _read_bytes(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
 
 
 def _decode(data: bytes, file: Path, *, warn: WarnFn) -> str:

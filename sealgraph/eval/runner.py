@@ -266,7 +266,7 @@ def run_eval(
     pipeline = pipeline or default_pipeline()
     if pipeline.warm_up is not None:
         started = time.perf_counter()
-        pipeline.warm_up(opened.index)
+        pipeline.warm_up(opened.index, [q.question for q in eval_questions])
         if progress:
             print(f"index warmed in {time.perf_counter() - started:.1f}s", file=sys.stderr)
 

@@ -85,6 +85,7 @@ def build_index_dir(
     See :func:`sealgraph.index.build_index` for the arguments and errors.
     """
     warn = warn or warn_stderr
+    index_dir = index_dir.resolve()  # "." or "idx/" must still have a real name and parent
     if max_chunk_tokens < MIN_CHUNK_TOKENS:
         raise InputError(
             f"max chunk tokens must be at least {MIN_CHUNK_TOKENS}, got {max_chunk_tokens}"

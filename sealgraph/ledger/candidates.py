@@ -20,6 +20,9 @@ def gather_candidates(
     then the hybrid search results. ``exclude`` (evidence and blocklist) is removed.
     """
     out: dict[str, list[str]] = {}
+    # One batched model call for every new query instead of one call per query.
+    if getattr(index, "has_dense", False) and config.retrieval.dense_weight > 0:
+        index.embed_queries([q.text for q in queries])
     for q in queries:
         ids: list[str] = []
         for doc in q.title_targets:

@@ -191,9 +191,12 @@ def cover(
     if link:
         # A linked passage that shares none of the question's relation words is a
         # side link, not the second hop; weight the link by how much it shares.
+        # What counts is the part of the relation the anchors do not state already.
         terms = next((set(it.key.split()) for it in items if it.kind == "terms"), None)
         if terms:
-            link *= 0.5 + 0.5 * min(1.0, 2 * len(terms & passage.words) / len(terms))
+            residual = terms - set().union(*(a.words for a in anchors)) if anchors else terms
+            residual = residual or terms
+            link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
     return link
 
 

@@ -29,6 +29,7 @@ _COMPARATIVE = re.compile(
 )
 # "…, X or Y?": the question ends by naming the alternatives to choose from.
 _TRAILING_CHOICE = re.compile(r"^(which|who|whom|whose|what)\b.*\bor\b[^,;:]*\?*\s*$")
+_RELATING = re.compile(r"\b(both|same|common|either|neither|compared?|different)\b", re.I)
 _CONNECT = frozenset({"of", "the", "and", "de", "von", "van", "der", "du", "la", "le", "&", "y"})
 _QWORDS = frozenset(
     "what which who whom whose when where why how is are was were do does did".split()
@@ -221,7 +222,10 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
 
     atype = answer_type_of(question)
     options = _choice_options(question, ent_tuple) if atype == "choice" else ()
-    if atype in ("choice", "yes_no") or (_COMPARATIVE.search(question) and len(ent_tuple) >= 2):
+    # A comparative word alone ("first published") does not make a comparison: it
+    # needs named options ("X or Y"), or a word that relates two entities.
+    relating = _RELATING.search(question) or (_COMPARATIVE.search(question) and re.search(r"\bor\b", question))
+    if atype in ("choice", "yes_no") or (relating and len(ent_tuple) >= 2):
         structure = "comparison"
     elif _MULTI_STEP.search(question) and len(relation) >= 4:
         structure = "multi_step"

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from sealgraph.cli import main
+from sealgraph.errors import SealgraphError
 from sealgraph.eval.methods import METHODS
+from sealgraph.eval.report import write_outputs
 
 # Four invented questions in the shared multi-hop QA schema. Q4 repeats the
 # "Estmark" paragraph of Q1 (deduplicated in the corpus) and has a supporting
@@ -488,3 +490,17 @@ def test_cli_process_exit_code_and_help(data):
     assert failed.returncode == 2
     assert "unknown method 'nope'" in failed.stderr
     assert not (tmp / "r.json").exists()
+
+
+def test_outputs_are_all_or_nothing_when_a_late_writer_fails(tmp_path):
+    # The plot is written last; when it fails the staged report and records are
+    # discarded, and no temporary file is left behind.
+    report = {"methods": {}, "sweeps": {}}
+    out, records, plot = tmp_path / "r.json", tmp_path / "r.jsonl", tmp_path / "p.png"
+    with pytest.raises(SealgraphError, match="nothing to plot"):
+        write_outputs(report, [{"id": "q"}], out=out, records_out=records, plot=plot)
+    assert list(tmp_path.iterdir()) == []
+    write_outputs(report, [{"id": "q"}], out=out, records_out=records)
+    assert json.loads(out.read_text()) == report
+    assert records.read_text() == '{"id": "q"}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.jsonl"]
