@@ -14,6 +14,15 @@ paragraphs of --questions and every --pool file; its index is cached by content
 Prints a table of the main metrics and writes report.json (and records.jsonl,
 and the --plot image) only when the whole run succeeded."""
 
+_METHODS_HELP = """\
+methods:
+  flat-bm25     top-k of BM25, no loop
+  flat-dense    top-k of dense retrieval, no loop (needs an index with embeddings)
+  flat-hybrid   top-k of hybrid (RRF) retrieval, no loop
+  expand        the graph with replacement off: each loop adds passages
+  adaptive-k    hybrid pool of max(3k, 10) cut at the largest score gap
+  seal          the SEAL graph: fixed-k replacement of evidence"""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``eval`` subcommand."""
@@ -21,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "eval",
         help="evaluate methods on multi-hop QA JSONL",
         description=_DESCRIPTION,
+        epilog=_METHODS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -40,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--methods",
         required=True,
         metavar="M1,M2",
-        help="comma-separated methods: flat-bm25,flat-dense,flat-hybrid,expand,adaptive-k,seal",
+        help="comma-separated methods to compare (listed below)",
     )
     parser.add_argument(
         "--budget",

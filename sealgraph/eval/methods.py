@@ -118,8 +118,6 @@ class Method:
 
     name: str
     """Registry name, as given to ``--methods``."""
-    description: str
-    """One line for ``--help`` and error messages."""
     build: Callable[[Any, SealConfig, Pipeline], MethodRunner]
     """Returns the question -> output callable for an index and a config."""
     uses_loops: bool = False
@@ -199,9 +197,7 @@ SearchFn = Callable[[Any, str, SealConfig], list[Hit]]
 """One retriever: (index, question, config) -> top ``config.k`` hits."""
 
 
-def _flat_method(
-    name: str, description: str, search: SearchFn, *, needs_dense: bool = False
-) -> Method:
+def _flat_method(name: str, search: SearchFn, *, needs_dense: bool = False) -> Method:
     def build(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         require_dense(method, index)
 
@@ -211,7 +207,7 @@ def _flat_method(
 
         return run
 
-    method = Method(name=name, description=description, build=build, needs_dense=needs_dense)
+    method = Method(name=name, build=build, needs_dense=needs_dense)
     return method
 
 
@@ -228,7 +224,7 @@ def _build_adaptive_k(index: Any, config: SealConfig, pipeline: Pipeline) -> Met
     return run
 
 
-def _graph_method(name: str, description: str, overrides: Mapping[str, Any]) -> Method:
+def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
     def build(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         graph_config = config.override(overrides)
         graph = pipeline.build_graph(index=index, config=graph_config)
@@ -249,7 +245,7 @@ def _graph_method(name: str, description: str, overrides: Mapping[str, Any]) -> 
 
         return run
 
-    return Method(name=name, description=description, build=build, uses_loops=True)
+    return Method(name=name, build=build, uses_loops=True)
 
 
 METHODS: dict[str, Method] = {
@@ -257,33 +253,22 @@ METHODS: dict[str, Method] = {
     for method in (
         _flat_method(
             "flat-bm25",
-            "top-k of the BM25 retriever, no loop",
             lambda index, question, config: index.search_lexical(question, config.k),
         ),
         _flat_method(
             "flat-dense",
-            "top-k of the dense retriever, no loop",
             lambda index, question, config: index.search_dense(question, config.k),
             needs_dense=True,
         ),
         _flat_method(
             "flat-hybrid",
-            "top-k of hybrid (RRF) retrieval, no loop",
             lambda index, question, config: index.search_hybrid(
                 question, config.k, retrieval=config.retrieval
             ),
         ),
-        _graph_method(
-            "expand",
-            "the graph with replacement off: each loop adds rewritten-query results",
-            {"replacement": False},
-        ),
-        Method(
-            name="adaptive-k",
-            description="hybrid pool of max(3k, 10) cut at the largest score gap",
-            build=_build_adaptive_k,
-        ),
-        _graph_method("seal", "the SEAL graph: fixed-k replacement of evidence", {}),
+        _graph_method("expand", {"replacement": False}),
+        Method(name="adaptive-k", build=_build_adaptive_k),
+        _graph_method("seal", {}),
     )
 }
 """Every method ``sealgraph eval`` knows, by name, in report order."""

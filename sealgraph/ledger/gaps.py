@@ -121,26 +121,37 @@ def need_items(needs: QuestionNeeds) -> list[NeedItem]:
     qtype = _TYPED.get(needs.answer_type)
     if needs.structure in ("bridge", "multi_step"):
         anchor = next((e for e in needs.entities if e.targets), None)
+        # No targets: the second hop may hang off any entity the question names.
         items.append(
-            NeedItem(
-                "bridge",
-                anchor.key if anchor else "",
-                anchor.name if anchor else "",
-                anchor.targets if anchor else (),
-                qtype,
-            )
+            NeedItem("bridge", anchor.key if anchor else "", anchor.name if anchor else "", (), qtype)
         )
     else:
         # A comparison needs the compared value of every entity: the one the answer
         # type asks for, or the one its comparative word implies for choice and yes/no.
         if qtype is None:
             qtype = compared_value_type(needs.question)
+        if _RELATED_ROLE.search(needs.question):
+            # "Which film has the director who died earlier, X or Y?": the compared
+            # value belongs to an entity related to each option, one hop away.
+            for e in needs.entities:
+                if e.targets:
+                    items.append(NeedItem("bridge", e.key, e.name, e.targets, qtype if qtype in ("date", "number") else None))
+            return items
         if qtype not in ("date", "number"):
             return items
         for e in needs.entities:
             if e.targets:
                 items.append(NeedItem("qualifier", e.key, e.name, e.targets, qtype))
     return items
+
+
+# A role of a related entity named in a comparison: "has the director who",
+# "whose composer", "the performer of". The compared value then sits one hop away.
+_RELATED_ROLE = re.compile(
+    r"\b(?:has|have|had|with)\s+the\s+[a-z]+\s+(?:who|that|born|died|of)\b"
+    r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b",
+    re.I,
+)
 
 
 def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
@@ -171,12 +182,14 @@ def cover(
         if passage.doc_id in item.targets:
             return 1.0 if item.qualifier_type in passage.qualifier_types() else 0.3
         return 0.0
-    # bridge: a passage that is not itself about a question entity, linked to one.
+    # bridge: a passage that is not itself about a question entity, linked to one
+    # (to the item's own anchor entity when it has one).
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
         return 0.0
     link = 0.0
-    anchors = [p for p in context if p.doc_id in entity_docs and p.chunk_id != passage.chunk_id]
+    anchor_docs = set(item.targets) or entity_docs
+    anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
     if any(passage.doc_id in a.mentioned_docs() for a in anchors):
         link = 1.0
     elif any(a.topic in passage.mentioned_keys() for a in anchors):
@@ -254,7 +267,7 @@ def gap_spec(
                     f"no {it.qualifier_type} is stated for {it.name!r}", it.targets, i)
             )
         else:
-            targets = bridge_targets(needs, items, passages)
+            targets = bridge_targets(needs, items, passages, anchor_docs=set(it.targets))
             subject = it.name or "the question's subject"
             what = f" holding a {it.qualifier_type}" if it.qualifier_type else ""
             gaps.append(
@@ -269,6 +282,7 @@ def bridge_targets(
     items: Sequence[NeedItem],
     passages: Sequence[PassageFeatures],
     limit: int = 4,
+    anchor_docs: set[str] | None = None,
 ) -> tuple[str, ...]:
     """Documents linked from the evidence that could be the bridge, best first.
 
@@ -277,7 +291,10 @@ def bridge_targets(
     usually stated in the same sentence).
     """
     entity_docs = _entity_docs(items)
-    rel = set(needs.relation_terms)
+    rel = {stem(w) for w in needs.relation_terms}
+    if anchor_docs:
+        # A per-entity bridge only follows links from its own anchor's passages.
+        passages = [p for p in passages if p.doc_id in anchor_docs] or list(passages)
     in_set = {p.doc_id for p in passages}
     scored: dict[str, float] = {}
     for p in passages:
