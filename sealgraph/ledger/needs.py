@@ -224,7 +224,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     options = _choice_options(question, ent_tuple) if atype == "choice" else ()
     # A comparative word alone ("first published") does not make a comparison: it
     # needs named options ("X or Y"), or a word that relates two entities.
-    relating = _RELATING.search(question) or (_COMPARATIVE.search(question) and re.search(r"\bor\b", question))
+    relating = _RELATING.search(question) or (_COMPARATIVE.search(question) and re.search(r"\b(or|than)\b", question))
     if atype in ("choice", "yes_no") or (relating and len(ent_tuple) >= 2):
         structure = "comparison"
     elif _MULTI_STEP.search(question) and len(relation) >= 4:
