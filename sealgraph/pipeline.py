@@ -111,7 +111,7 @@ def answer_from_evidence(
     kn = knowledge_for(index)
     needs = question_needs(question, kn.gazetteer)
     feats = kn.features([c.chunk_id for c in chunks])
-    gaps = gap_spec(needs, need_items(needs), feats)
+    gaps = gap_spec(needs, need_items(needs, kn.idf), feats)
     result = pack_evidence(needs, chunks, index, config, gaps)
     packed = packed_dicts(result)
     generated = reasoner.generate(needs, span_texts(packed), gaps).value

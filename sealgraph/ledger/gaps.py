@@ -17,7 +17,7 @@ gaps, each typed as missing entity / relation / qualifier with its reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sealgraph.ledger.extract import PassageFeatures
@@ -59,6 +59,15 @@ class NeedItem:
     """Documents about the entity (entity needs)."""
     qualifier_type: str | None = None
     """Value type required (qualifier needs, typed bridge needs)."""
+    weights: tuple[float, ...] = ()
+    """``terms`` needs: weight of each word of ``key`` (rarer words weigh more)."""
+
+    def term_weights(self) -> dict[str, float]:
+        """Word → weight of a ``terms`` need (uniform when no weights were given)."""
+        words = self.key.split()
+        if len(self.weights) == len(words):
+            return dict(zip(words, self.weights, strict=True))
+        return dict.fromkeys(words, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +113,16 @@ class Gap:
         )
 
 
-def need_items(needs: QuestionNeeds) -> list[NeedItem]:
-    """Expand N(q) into need items."""
+def need_items(
+    needs: QuestionNeeds, term_weight: Callable[[str], float] | None = None
+) -> list[NeedItem]:
+    """Expand N(q) into need items.
+
+    Args:
+        needs: N(q).
+        term_weight: Weight of a stemmed relation word (e.g. its IDF in the corpus);
+            uniform when None.
+    """
     items: list[NeedItem] = []
     for e in needs.entities:
         if e.targets:
@@ -117,7 +134,10 @@ def need_items(needs: QuestionNeeds) -> list[NeedItem]:
         # Soft need: the question's relation words should appear somewhere in the set.
         # It steers the utility toward passages that state the asked relation, but
         # never blocks the gate (some question words are in no document at all).
-        items.append(NeedItem("terms", " ".join(terms), " ".join(needs.relation_terms)))
+        weights = tuple(term_weight(t) for t in terms) if term_weight else ()
+        items.append(
+            NeedItem("terms", " ".join(terms), " ".join(needs.relation_terms), weights=weights)
+        )
     qtype = _TYPED.get(needs.answer_type)
     if needs.structure in ("bridge", "multi_step"):
         anchor = next((e for e in needs.entities if e.targets), None)
@@ -170,8 +190,9 @@ def cover(
             return 1.0
         return 0.25 if item.key in passage.mentioned_keys() else 0.0
     if item.kind == "terms":
-        ws = set(item.key.split())
-        return len(ws & passage.words) / len(ws) if ws else 0.0
+        w = item.term_weights()
+        total = sum(w.values())
+        return sum(v for t, v in w.items() if t in passage.words) / total if total else 0.0
     if item.kind == "mention":
         ws = set(stemmed_terms(item.name))
         if not ws:
@@ -224,11 +245,12 @@ def set_cover(
     if not passages:
         return 0.0
     if item.kind == "terms":
-        ws = set(item.key.split())
-        if not ws:
+        w = item.term_weights()
+        total = sum(w.values())
+        if not total:
             return 0.0
-        covered = set().union(*(p.words for p in passages)) & ws
-        return len(covered) / len(ws)
+        seen = set().union(*(p.words for p in passages))
+        return sum(v for t, v in w.items() if t in seen) / total
     return max(cover(item, p, passages, items) for p in passages)
 
 

@@ -7,6 +7,7 @@ so a question only pays for the passages it touches for the first time.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sealgraph.ledger.extract import PassageFeatures, passage_features
+from sealgraph.text import stemmed_terms
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 
 
@@ -38,6 +40,7 @@ class CorpusKnowledge:
                 aliases.extend((doc_id, a) for a in declared_aliases(title, first[0].text))
         self.gazetteer = Gazetteer(titles, headings, aliases)
         self._features: dict[str, PassageFeatures] = {}
+        self._df: dict[str, int] | None = None
         self._lock = threading.Lock()
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
@@ -49,6 +52,21 @@ class CorpusKnowledge:
             with self._lock:
                 self._features.update(computed)
         return [self._features[c] for c in chunk_ids]
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency of a stemmed word over the corpus's chunks.
+
+        Computed on first use (one pass over the chunks) and cached.
+        """
+        if self._df is None:
+            df: dict[str, int] = {}
+            for chunk in self.index.iter_chunks():
+                for t in stemmed_terms(chunk.title + " " + chunk.text):
+                    df[t] = df.get(t, 0) + 1
+            with self._lock:
+                self._df = df
+        n = max(1, self.index.n_chunks)
+        return math.log(1.0 + n / (1.0 + self._df.get(term, 0)))
 
     def relevance(self, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Question relevance of each chunk in [0, 1].

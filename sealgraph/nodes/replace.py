@@ -15,7 +15,7 @@ def replace(state, ctx, cfg, config) -> dict:
     loop = state["loop"]
     w = EventWriter("replace", config, loop)
     needs = QuestionNeeds.from_dict(state["needs"])
-    items = need_items(needs)
+    items = need_items(needs, knowledge_for(ctx.index).idf)
     kn = knowledge_for(ctx.index)
     slots = [Slot(s["chunk_id"], s["inserted_loop"]) for s in state["slots"]]
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
