@@ -6,8 +6,13 @@ for packing, the same token budget:
 * ``flat-bm25``, ``flat-dense``, ``flat-hybrid``: the top-k of one retriever, no loop.
 * ``adaptive-k``: hybrid candidates from a pool of ``max(3k, 10)``, cut at the
   largest gap between consecutive scores (:func:`adaptive_cutoff`).
-* ``expand``: the sealgraph graph with ``replacement=False``, so each loop
-  *adds* the results of rewritten queries (the CRAG/Self-RAG-style baseline).
+* ``expand``: the CRAG/Self-RAG-style iterative baseline. Each loop rewrites the
+  query (the question plus the most distinctive terms of the passages added last,
+  pseudo-relevance feedback: what such controllers do without a model) and *adds*
+  the top-k results of the rewritten query to the set, up to the loop budget.
+  No gap specification, no utility, no eviction (:func:`expand_evidence`).
+* ``seal-append``: the ablation "replacement off": the sealgraph graph with
+  ``replacement=False`` (gap-targeted micro-queries, but appended, never swapped).
 * ``seal``: the sealgraph graph (fixed-k replacement).
 
 The flat methods and ``adaptive-k`` pack and answer their evidence with
@@ -224,6 +229,74 @@ def _build_adaptive_k(index: Any, config: SealConfig, pipeline: Pipeline) -> Met
     return run
 
 
+def rewrite_query(
+    question: str, passages: Sequence[Chunk], idf: Callable[[str], float], n_terms: int = 8
+) -> str:
+    """Pseudo-relevance-feedback rewrite: the question plus the passages' top tf-idf terms.
+
+    Terms already in the question are skipped; ties break alphabetically so the
+    rewrite is deterministic.
+    """
+    from sealgraph.text import content_words, stem
+
+    asked = {stem(w) for w in content_words(question)}
+    tf: dict[str, int] = {}
+    surface: dict[str, str] = {}
+    for chunk in passages:
+        for w in content_words(chunk.title + " " + chunk.text):
+            t = stem(w)
+            if t in asked or w.isdigit() or len(w) < 3:
+                continue
+            tf[t] = tf.get(t, 0) + 1
+            surface.setdefault(t, w)
+    ranked = sorted(tf, key=lambda t: (-tf[t] * idf(t), t))[:n_terms]
+    return " ".join([question, *(surface[t] for t in ranked)])
+
+
+def expand_evidence(question: str, index: Any, config: SealConfig) -> tuple[list[Chunk], int]:
+    """Run the expansion baseline; return the evidence and the loops that added anything."""
+    from sealgraph.ledger.knowledge import knowledge_for
+
+    idf = knowledge_for(index).idf
+    hits = index.search_hybrid(question, config.k, retrieval=config.retrieval)
+    evidence = _chunks_for_hits(index, hits)
+    seen = {c.chunk_id for c in evidence}
+    newest = list(evidence)
+    loops = 0
+    for _ in range(config.max_loops):
+        query = rewrite_query(question, newest, idf)
+        # The top-k results of the rewritten query that are not in the set yet.
+        depth = config.k + len(seen)
+        added = [
+            h for h in index.search_hybrid(query, depth, retrieval=config.retrieval)
+            if h.chunk_id not in seen
+        ][: config.k]
+        if not added:
+            break
+        loops += 1
+        newest = _chunks_for_hits(index, added)
+        evidence.extend(newest)
+        seen.update(c.chunk_id for c in newest)
+    return evidence, loops
+
+
+def _build_expand(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
+    def run(question: str) -> MethodOutput:
+        chunks, loops = expand_evidence(question, index, config)
+        out = _answer_chunks(question, chunks, index, config, pipeline)
+        return MethodOutput(
+            evidence=out.evidence,
+            answer=out.answer,
+            context=out.context,
+            context_tokens=out.context_tokens,
+            citations=out.citations,
+            loops=loops,
+            llm_calls=out.llm_calls,
+        )
+
+    return run
+
+
 def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
     def build(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         graph_config = config.override(overrides)
@@ -266,8 +339,9 @@ METHODS: dict[str, Method] = {
                 question, config.k, retrieval=config.retrieval
             ),
         ),
-        _graph_method("expand", {"replacement": False}),
+        Method(name="expand", build=_build_expand, uses_loops=True),
         Method(name="adaptive-k", build=_build_adaptive_k),
+        _graph_method("seal-append", {"replacement": False}),
         _graph_method("seal", {}),
     )
 }
