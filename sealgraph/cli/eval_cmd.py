@@ -19,8 +19,10 @@ methods:
   flat-bm25     top-k of BM25, no loop
   flat-dense    top-k of dense retrieval, no loop (needs an index with embeddings)
   flat-hybrid   top-k of hybrid (RRF) retrieval, no loop
-  expand        the graph with replacement off: each loop adds passages
+  expand        CRAG/Self-RAG-style: each loop rewrites the query (pseudo-
+                relevance feedback) and adds its top-k new results
   adaptive-k    hybrid pool of max(3k, 10) cut at the largest score gap
+  seal-append   ablation: the SEAL graph with replacement off (appends)
   seal          the SEAL graph: fixed-k replacement of evidence"""
 
 

@@ -12,8 +12,10 @@ from sealgraph.eval.methods import (
     Pipeline,
     adaptive_cutoff,
     adaptive_pool_size,
+    expand_evidence,
     get_method,
     parse_methods,
+    rewrite_query,
 )
 from sealgraph.eval.runner import evaluate_method
 from sealgraph.types import Chunk, Hit
@@ -160,16 +162,21 @@ def test_adaptive_pool_size():
 # --- registry --------------------------------------------------------------
 
 
-def test_registry_holds_the_six_methods():
+def test_registry_holds_the_six_methods_and_the_append_ablation():
     assert list(METHODS) == [
         "flat-bm25",
         "flat-dense",
         "flat-hybrid",
         "expand",
         "adaptive-k",
+        "seal-append",
         "seal",
     ]
-    assert {name for name, m in METHODS.items() if m.uses_loops} == {"expand", "seal"}
+    assert {name for name, m in METHODS.items() if m.uses_loops} == {
+        "expand",
+        "seal-append",
+        "seal",
+    }
     assert {name for name, m in METHODS.items() if m.needs_dense} == {"flat-dense"}
 
 
@@ -256,16 +263,40 @@ GRAPH_RESULT = {
 }
 
 
-def test_seal_and_expand_differ_only_by_replacement():
+def test_seal_and_seal_append_differ_only_by_replacement():
     pipeline = RecordingPipeline(graph_result=GRAPH_RESULT)
     index = FakeIndex(lexical={})
     config = SealConfig(k=3, max_loops=2, budget=300)
     get_method("seal").build(index, config, pipeline.as_pipeline())
-    get_method("expand").build(index, config, pipeline.as_pipeline())
-    seal_config, expand_config = pipeline.graph_configs
+    get_method("seal-append").build(index, config, pipeline.as_pipeline())
+    seal_config, append_config = pipeline.graph_configs
     assert seal_config.replacement is True
-    assert expand_config.replacement is False
-    assert expand_config.model_copy(update={"replacement": True}) == seal_config
+    assert append_config.replacement is False
+    assert append_config.model_copy(update={"replacement": True}) == seal_config
+
+
+def test_rewrite_query_adds_distinctive_new_terms_only():
+    text = "The Harbour Lamp was designed by Ada Brightwater in Valmora."
+    chunks = [Chunk("a#0", "a", "Harbour Lamp", (), 0, 0, len(text), text, 12)]
+    idf = {"valmora": 5.0, "brightw": 4.0, "design": 0.1}
+    query = rewrite_query(
+        "Who designed the Harbour Lamp?", chunks, lambda t: idf.get(t, 1.0), n_terms=2
+    )
+    assert query.startswith("Who designed the Harbour Lamp? ")
+    added = query.split("? ", 1)[1].split()
+    # Question words are never re-added; the rarest new terms come first.
+    assert added == ["valmora", "brightwater"]
+
+
+def test_expand_adds_k_new_results_per_loop_and_never_evicts(tiny_index):
+    config = SealConfig(k=2, max_loops=2)
+    question = "Who designed the Lumen Lamp?"
+    chunks, loops = expand_evidence(question, tiny_index, config)
+    ids = [c.chunk_id for c in chunks]
+    assert len(ids) == len(set(ids))
+    assert len(ids) <= config.k * (1 + config.max_loops)
+    assert ids[:2] == [h.chunk_id for h in tiny_index.search_hybrid(question, 2)]
+    assert loops >= 1
 
 
 def test_graph_method_builds_once_and_reads_the_graph_output():

@@ -395,6 +395,13 @@ class TinyIndex:
     def doc_chunks(self, doc_id):
         return list(self._doc_chunks.get(doc_id, []))
 
+    def iter_chunks(self):
+        return iter([c for chunks in self._doc_chunks.values() for c in chunks])
+
+    @property
+    def n_chunks(self):
+        return sum(len(v) for v in self._doc_chunks.values())
+
     def score_lexical(self, query, chunk_ids):
         q = set(content_words(query))
         return np.array(
