@@ -55,7 +55,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--k", type=int, default=3)
     args = ap.parse_args()
-    qs = [json.loads(line)["question"] for line in open(args.questions, encoding="utf-8") if line.strip()]
+    with open(args.questions, encoding="utf-8") as fh:
+        qs = [json.loads(line)["question"] for line in fh if line.strip()]
     qs = qs[: args.limit]
     index = load_index(args.index)
     cfg = SealConfig(k=args.k)
@@ -79,7 +80,9 @@ def main() -> None:
     print(f"plain functions: p50 {p50p:.2f} ms, mean {statistics.mean(plain):.2f} ms")
     print(f"langgraph:       p50 {p50g:.2f} ms, mean {statistics.mean(via_graph):.2f} ms")
     print(f"overhead (p50): {100 * (p50g - p50p) / p50p:.1f}%")
-    print(f"overhead (mean): {100 * (statistics.mean(via_graph) - statistics.mean(plain)) / statistics.mean(plain):.1f}%")
+    print(
+        f"overhead (mean): {100 * (statistics.mean(via_graph) - statistics.mean(plain)) / statistics.mean(plain):.1f}%"
+    )
 
 
 if __name__ == "__main__":

@@ -66,32 +66,46 @@ def pack_evidence(
 
 
 def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
-    """The packed spans as JSON-safe dicts (kept in the graph state)."""
+    """Return the packed spans as JSON-safe dicts (kept in the graph state)."""
     return [
-        {"n": s.n, "doc_id": s.doc_id, "title": s.title, "chunk_ids": list(s.chunk_ids),
-         "text": s.text, "tokens": s.tokens}
+        {
+            "n": s.n,
+            "doc_id": s.doc_id,
+            "title": s.title,
+            "chunk_ids": list(s.chunk_ids),
+            "text": s.text,
+            "tokens": s.tokens,
+        }
         for s in result.spans
     ]
 
 
 def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
-    """The packed spans as the answerer sees them."""
+    """Return the packed spans as the answerer sees them."""
     return [SpanText(p["n"], p["doc_id"], p["title"], p["text"]) for p in packed]
 
 
-def citations_for(packed: Sequence[dict[str, Any]], answer: GeneratedAnswer) -> list[dict[str, Any]]:
+def citations_for(
+    packed: Sequence[dict[str, Any]], answer: GeneratedAnswer
+) -> list[dict[str, Any]]:
     """Map every cited [n] to its chunk ids and text."""
     by_n = {p["n"]: p for p in packed}
     return [
-        {"n": n, "chunk_id": by_n[n]["chunk_ids"][0], "chunk_ids": by_n[n]["chunk_ids"],
-         "doc_id": by_n[n]["doc_id"], "title": by_n[n]["title"], "text": by_n[n]["text"]}
+        {
+            "n": n,
+            "chunk_id": by_n[n]["chunk_ids"][0],
+            "chunk_ids": by_n[n]["chunk_ids"],
+            "doc_id": by_n[n]["doc_id"],
+            "title": by_n[n]["title"],
+            "text": by_n[n]["text"],
+        }
         for n in answer.cited
         if n in by_n
     ]
 
 
 def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
-    """The packing trace as JSON-safe dicts."""
+    """Return the packing trace as JSON-safe dicts."""
     return [dataclasses.asdict(d) for d in result.trace]
 
 

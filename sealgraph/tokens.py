@@ -23,6 +23,7 @@ def encoding_for_model(model: str | None) -> str:
 
     Args:
         model: A model name such as ``gpt-4o-mini``, or an encoding name, or None.
+
     """
     if not model:
         return DEFAULT_ENCODING
@@ -61,6 +62,7 @@ class TokenCounter:
     Args:
         encoding: tiktoken encoding name (see :func:`encoding_for_model`).
         cache_size: Most distinct texts whose counts are remembered.
+
     """
 
     def __init__(self, encoding: str = DEFAULT_ENCODING, cache_size: int = 65536) -> None:

@@ -268,7 +268,8 @@ def expand_evidence(question: str, index: Any, config: SealConfig) -> tuple[list
         # The top-k results of the rewritten query that are not in the set yet.
         depth = config.k + len(seen)
         added = [
-            h for h in index.search_hybrid(query, depth, retrieval=config.retrieval)
+            h
+            for h in index.search_hybrid(query, depth, retrieval=config.retrieval)
             if h.chunk_id not in seen
         ][: config.k]
         if not added:

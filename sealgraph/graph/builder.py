@@ -1,9 +1,9 @@
 """Build the SEAL state graph.
 
-    search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
-                      ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
-                      └──── changed ←── replace ←─────┘
-                                        └─ no swap improves ─→ pack
+search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
+↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
+└──── changed ←── replace ←─────┘
+└─ no swap improves ─→ pack
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ NODE_ORDER = ("search", "extract", "assess", "micro_query", "replace", "pack", "
 def _node(fn, default: SealContext):
     # Not functools.wraps: LangGraph reads the wrapper's own signature to decide
     # what to inject (config, runtime), and wraps would expose fn's instead.
-    def run(state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]) -> dict[str, Any]:
+    def run(
+        state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]
+    ) -> dict[str, Any]:
         ctx, cfg = resolve(state, runtime, default)
         return fn(state, ctx, cfg, config)
 
@@ -84,6 +86,7 @@ def build_graph(
         A compiled graph: ``graph.invoke({"question": ...})`` returns ``answer``,
         ``citations``, ``evidence``, ``context``, ``context_tokens``, ``loops``,
         ``gaps`` and ``seal_log``.
+
     """
     if isinstance(index, (str, Path)):
         from sealgraph.index import load_index
@@ -92,7 +95,9 @@ def build_graph(
     cfg = config if isinstance(config, SealConfig) else SealConfig.from_dict(config)
     default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
 
-    g = StateGraph(SealState, context_schema=SealContext, input_schema=SealInput, output_schema=SealOutput)
+    g = StateGraph(
+        SealState, context_schema=SealContext, input_schema=SealInput, output_schema=SealOutput
+    )
     g.add_node("search", _node(search.search, default))
     g.add_node("extract", _node(extract.extract, default))
     g.add_node("assess", _node(assess.assess, default))

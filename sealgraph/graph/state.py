@@ -9,9 +9,9 @@ when sealgraph runs as a subgraph.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from sealgraph.graph.events import Event
 

@@ -34,6 +34,8 @@ def gather_candidates(
             ids.extend(c.chunk_id for c in chunks)
         if q.entity and not q.title_targets:
             ids.extend(index.lookup_title(q.entity)[:2])
-        ids.extend(h.chunk_id for h in index.search_hybrid(q.text, config.micro_query_k, config.retrieval))
+        ids.extend(
+            h.chunk_id for h in index.search_hybrid(q.text, config.micro_query_k, config.retrieval)
+        )
         out[q.text] = [c for c in dict.fromkeys(ids) if c not in exclude]
     return out

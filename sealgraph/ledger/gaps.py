@@ -1,4 +1,4 @@
-"""Needs, the gap specification G_t = N(q) \\ U_t, and the sufficiency gate.
+"""Needs, the gap specification G_t = N(q) minus U_t, and the sufficiency gate.
 
 A question's needs are expanded into concrete *need items* that a set of passages
 either covers or not:
@@ -122,6 +122,7 @@ def need_items(
         needs: N(q).
         term_weight: Weight of a stemmed relation word (e.g. its IDF in the corpus);
             uniform when None.
+
     """
     items: list[NeedItem] = []
     for e in needs.entities:
@@ -143,7 +144,9 @@ def need_items(
         anchor = next((e for e in needs.entities if e.targets), None)
         # No targets: the second hop may hang off any entity the question names.
         items.append(
-            NeedItem("bridge", anchor.key if anchor else "", anchor.name if anchor else "", (), qtype)
+            NeedItem(
+                "bridge", anchor.key if anchor else "", anchor.name if anchor else "", (), qtype
+            )
         )
     else:
         # A comparison needs the compared value of every entity: the one the answer
@@ -155,7 +158,15 @@ def need_items(
             # value belongs to an entity related to each option, one hop away.
             for e in needs.entities:
                 if e.targets:
-                    items.append(NeedItem("bridge", e.key, e.name, e.targets, qtype if qtype in ("date", "number") else None))
+                    items.append(
+                        NeedItem(
+                            "bridge",
+                            e.key,
+                            e.name,
+                            e.targets,
+                            qtype if qtype in ("date", "number") else None,
+                        )
+                    )
             return items
         if qtype not in ("date", "number"):
             return items
@@ -218,7 +229,10 @@ def cover(
     elif not entity_docs:
         # Nothing anchors the question in the corpus: any linked pair will do.
         others = [p for p in context if p.chunk_id != passage.chunk_id]
-        if any(passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs() for o in others):
+        if any(
+            passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs()
+            for o in others
+        ):
             link = 0.8
     if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
         link *= 0.6
@@ -254,9 +268,7 @@ def set_cover(
     return max(cover(item, p, passages, items) for p in passages)
 
 
-def coverage(
-    items: Sequence[NeedItem], passages: Sequence[PassageFeatures]
-) -> list[float]:
+def coverage(items: Sequence[NeedItem], passages: Sequence[PassageFeatures]) -> list[float]:
     """Coverage of every need item by a set of passages."""
     return [set_cover(it, passages, items) for it in items]
 
@@ -275,26 +287,54 @@ def gap_spec(
             continue
         if it.kind == "entity":
             gaps.append(
-                Gap("missing_entity", it.name, "", None,
-                    f"no evidence passage is about {it.name!r}", it.targets, i)
+                Gap(
+                    "missing_entity",
+                    it.name,
+                    "",
+                    None,
+                    f"no evidence passage is about {it.name!r}",
+                    it.targets,
+                    i,
+                )
             )
         elif it.kind == "mention":
             gaps.append(
-                Gap("missing_entity", it.name, "", None,
-                    f"{it.name!r} is not mentioned in the evidence", (), i)
+                Gap(
+                    "missing_entity",
+                    it.name,
+                    "",
+                    None,
+                    f"{it.name!r} is not mentioned in the evidence",
+                    (),
+                    i,
+                )
             )
         elif it.kind == "qualifier":
             gaps.append(
-                Gap("missing_qualifier", it.name, relation, it.qualifier_type,
-                    f"no {it.qualifier_type} is stated for {it.name!r}", it.targets, i)
+                Gap(
+                    "missing_qualifier",
+                    it.name,
+                    relation,
+                    it.qualifier_type,
+                    f"no {it.qualifier_type} is stated for {it.name!r}",
+                    it.targets,
+                    i,
+                )
             )
         else:
             targets = bridge_targets(needs, items, passages, anchor_docs=set(it.targets))
             subject = it.name or "the question's subject"
             what = f" holding a {it.qualifier_type}" if it.qualifier_type else ""
             gaps.append(
-                Gap("missing_relation", subject, relation, it.qualifier_type,
-                    f"no passage linked to {subject!r}{what} answers '{relation}'", targets, i)
+                Gap(
+                    "missing_relation",
+                    subject,
+                    relation,
+                    it.qualifier_type,
+                    f"no passage linked to {subject!r}{what} answers '{relation}'",
+                    targets,
+                    i,
+                )
             )
     return gaps
 

@@ -26,8 +26,25 @@ KIND_RANK = {"title": 0, "alias": 1, "acronym": 2, "heading": 3, "partial": 4}
 # Legal-form and generic suffixes that do not change which organisation is meant
 # ("Apple Computer", "Apple Inc." and "Apple" are one entity).
 ORG_SUFFIXES = frozenset(
-    "inc incorporated corp corporation company co ltd limited llc plc gmbh ag sa holdings "
-    "group computer computers".split()
+    [
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "company",
+        "co",
+        "ltd",
+        "limited",
+        "llc",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "holdings",
+        "group",
+        "computer",
+        "computers",
+    ]
 )
 
 
@@ -52,7 +69,7 @@ class Mention:
 
 
 def _sentence_start(text: str, pos: int) -> bool:
-    """True when only spaces and quotes separate ``pos`` from a sentence end or the start."""
+    """Tell whether only spaces and quotes separate ``pos`` from a sentence end or the start."""
     before = text[:pos].rstrip(" \t\"'“‘(")
     return not before or before[-1] in ".!?\n:;"
 
@@ -83,7 +100,7 @@ def strip_org_suffix(key: str) -> str:
 
 
 def acronym(key: str) -> str:
-    """Initials of the content words of a normalised name (``"payments platform team"`` → ``"ppt"``)."""
+    """Return the initials of the content words of a normalised name (``"payments platform team"`` → ``"ppt"``)."""
     parts = [p for p in key.split() if p not in STOPWORDS]
     return "".join(p[0] for p in parts) if len(parts) >= 3 else ""
 
@@ -130,6 +147,7 @@ class Gazetteer:
         headings: ``(doc_id, heading)`` pairs (section titles).
         aliases: ``(doc_id, name)`` pairs of names a document declares for itself
             ("Payments Platform Team (PPT)", "usually just called Beacon").
+
     """
 
     def __init__(
@@ -222,14 +240,18 @@ class Gazetteer:
                 # of another name ("Alfred" in "Alfred Hitchcock", "Florida" in
                 # "University of Central Florida"): not a mention of this one.
                 # A run never crosses a sentence end ("We asked PPT. Coppola agreed.").
-                if j - i == 1 and cap and (
-                    (j < n and toks[j][3] and not _sentence_start(text, toks[j][1]))
-                    or (
-                        i > 0
-                        and toks[i - 1][3]
-                        and toks[i - 1][0] not in STOPWORDS
-                        and not _sentence_start(text, toks[i][1])
-                        and not _sentence_start(text, toks[i - 1][1])
+                if (
+                    j - i == 1
+                    and cap
+                    and (
+                        (j < n and toks[j][3] and not _sentence_start(text, toks[j][1]))
+                        or (
+                            i > 0
+                            and toks[i - 1][3]
+                            and toks[i - 1][0] not in STOPWORDS
+                            and not _sentence_start(text, toks[i][1])
+                            and not _sentence_start(text, toks[i - 1][1])
+                        )
                     )
                 ):
                     continue

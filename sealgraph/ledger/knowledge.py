@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from sealgraph.ledger.extract import PassageFeatures, passage_features
-from sealgraph.text import stemmed_terms
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
+from sealgraph.text import stemmed_terms
 
 
 class CorpusKnowledge:
@@ -24,6 +24,7 @@ class CorpusKnowledge:
 
     Args:
         index: A loaded :class:`sealgraph.index.Index`.
+
     """
 
     def __init__(self, index) -> None:

@@ -112,7 +112,7 @@ class EntityLedger:
         return None
 
     def has_doc(self, doc_id: str) -> bool:
-        """True when some entity of the ledger is about ``doc_id``."""
+        """Tell whether some entity of the ledger is about ``doc_id``."""
         return any(doc_id in e.doc_ids for e in self.entities.values())
 
     def merge(self, facts: Facts) -> EntityLedger:

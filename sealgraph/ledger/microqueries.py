@@ -59,6 +59,7 @@ def micro_queries(
         issued: Texts of micro-queries issued in earlier loops (never repeated).
         doc_titles: Title of every document id a gap may point to.
         limit: Most queries returned.
+
     """
     seen = {_query_key(q) for q in issued}
     out: list[MicroQuery] = []

@@ -32,9 +32,28 @@ _TRAILING_CHOICE = re.compile(r"^(which|who|whom|whose|what)\b.*\bor\b[^,;:]*\?*
 _RELATING = re.compile(r"\b(both|same|common|either|neither|compared?|different)\b", re.I)
 _CONNECT = frozenset({"of", "the", "and", "de", "von", "van", "der", "du", "la", "le", "&", "y"})
 _QWORDS = frozenset(
-    "what which who whom whose when where why how is are was were do does did".split()
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+    ]
 )
-_MULTI_STEP = re.compile(r"\b(of the|whose|that|which|who)\b.*\b(of the|whose|that|which|who)\b", re.I)
+_MULTI_STEP = re.compile(
+    r"\b(of the|whose|that|which|who)\b.*\b(of the|whose|that|which|who)\b", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,17 +121,32 @@ def answer_type_of(question: str) -> str:
     """Classify the expected answer type of a question by its wording."""
     q = question.strip().lower()
     if _AUX_START.match(q):
-        return "choice" if re.search(r"\bor\b", q) and not re.search(r"\bboth\b|\bsame\b", q) else "yes_no"
+        return (
+            "choice"
+            if re.search(r"\bor\b", q) and not re.search(r"\bboth\b|\bsame\b", q)
+            else "yes_no"
+        )
     if _TRAILING_CHOICE.match(q):
         # Checked before the wh-word types: "Who is older, X or Y?" names its answer options.
         return "choice"
-    if re.search(r"\b(when|what year|which year|what date|which date|what decade|what century|born on)\b", q):
+    if re.search(
+        r"\b(when|what year|which year|what date|which date|what decade|what century|born on)\b", q
+    ):
         return "date"
-    if re.search(r"\bhow (many|much|old|long|tall|far|large|big|high)\b|\bwhat (number|percentage|population|age)\b", q):
+    if re.search(
+        r"\bhow (many|much|old|long|tall|far|large|big|high)\b|\bwhat (number|percentage|population|age)\b",
+        q,
+    ):
         return "number"
-    if re.search(r"\b(where|what (city|country|state|town|county|place|region|continent|island|location))\b|\bwhich (city|country|state|town|county|place|region|continent|island)\b|\bin what (city|country|state|town)\b", q):
+    if re.search(
+        r"\b(where|what (city|country|state|town|county|place|region|continent|island|location))\b|\bwhich (city|country|state|town|county|place|region|continent|island)\b|\bin what (city|country|state|town)\b",
+        q,
+    ):
         return "place"
-    if re.search(r"\b(who|whom|whose)\b|\bwhich (person|actor|actress|director|author|writer|player|singer|musician|president|man|woman)\b", q):
+    if re.search(
+        r"\b(who|whom|whose)\b|\bwhich (person|actor|actress|director|author|writer|player|singer|musician|president|man|woman)\b",
+        q,
+    ):
         return "person"
     if re.search(r"\bor\b", q) and re.search(r"^(which|who|what)\b", q):
         return "choice"
@@ -120,7 +154,7 @@ def answer_type_of(question: str) -> str:
 
 
 def _options_around_or(question: str, entities: tuple[NeedEntity, ...]) -> tuple[str, ...]:
-    """The question entities written right before and right after its last "or"."""
+    """Return the question entities written right before and right after its last "or"."""
     found = list(re.finditer(r"\s+or\s+", question))
     if not found:
         return ()
@@ -143,6 +177,7 @@ def _choice_options(question: str, entities: tuple[NeedEntity, ...]) -> tuple[st
     if not m:
         return ()
     left, right = m.group(1).strip(), m.group(2).strip()
+
     # Prefer entity names inside each side; fall back to the last words of the left side.
     def pick(side: str, from_end: bool) -> str:
         inside = [e.name for e in entities if e.name in side]
@@ -162,11 +197,13 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
     spans: list[tuple[str, int, int]] = []
     i = 0
     while i < len(toks):
-        key, s, e, cap = toks[i]
+        key, s, _end, cap = toks[i]
         first_word = i == 0
         if cap and not (first_word and key in _QWORDS) and key not in _QWORDS:
             j = i + 1
-            while j < len(toks) and (toks[j][3] or (toks[j][0] in _CONNECT and j + 1 < len(toks) and toks[j + 1][3])):
+            while j < len(toks) and (
+                toks[j][3] or (toks[j][0] in _CONNECT and j + 1 < len(toks) and toks[j + 1][3])
+            ):
                 j += 1
             start, end = s, toks[j - 1][2]
             if not any(a < end and start < b for a, b in covered):
@@ -185,6 +222,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     Args:
         question: The user question.
         gazetteer: Names known to the corpus.
+
     """
     found: list[tuple[int, NeedEntity]] = []
     covered: list[tuple[int, int]] = []
@@ -224,7 +262,9 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     options = _choice_options(question, ent_tuple) if atype == "choice" else ()
     # A comparative word alone ("first published") does not make a comparison: it
     # needs named options ("X or Y"), or a word that relates two entities.
-    relating = _RELATING.search(question) or (_COMPARATIVE.search(question) and re.search(r"\b(or|than)\b", question))
+    relating = _RELATING.search(question) or (
+        _COMPARATIVE.search(question) and re.search(r"\b(or|than)\b", question)
+    )
     if atype in ("choice", "yes_no") or (relating and len(ent_tuple) >= 2):
         structure = "comparison"
     elif _MULTI_STEP.search(question) and len(relation) >= 4:

@@ -65,7 +65,7 @@ class ReplacementResult:
 
 
 def protected(slot: Slot, loop: int, dwell: int) -> bool:
-    """True while a passage inserted in a repair loop is within its dwell time."""
+    """Tell whether a passage inserted in a repair loop is still within its dwell time."""
     return slot.inserted_loop > 0 and loop - slot.inserted_loop < dwell
 
 
@@ -113,12 +113,15 @@ def replacement_step(
         score_candidate: Scores a candidate against a set.
         blocklist: Passages never to (re)admit.
         max_swaps: Most changes in this step.
+
     """
     slots = list(evidence)
     decisions: list[Decision] = []
     evicted: list[str] = []
     pool = [
-        c for c in dict.fromkeys(candidates) if c not in blocklist and c not in {s.chunk_id for s in slots}
+        c
+        for c in dict.fromkeys(candidates)
+        if c not in blocklist and c not in {s.chunk_id for s in slots}
     ]
     for _ in range(max_swaps):
         ids = [s.chunk_id for s in slots]
@@ -139,7 +142,9 @@ def replacement_step(
         victim = evict_victim(slots, set_scores, loop, dwell)
         if victim is None:
             decisions.append(
-                Decision("refuse", "every passage is protected by the dwell guard", best, None, s_best)
+                Decision(
+                    "refuse", "every passage is protected by the dwell guard", best, None, s_best
+                )
             )
             break
         s_victim = set_scores[victim.chunk_id]
@@ -188,7 +193,7 @@ def expansion_step(
     score_candidate: ScoreCandidate,
     blocklist: frozenset[str] = frozenset(),
 ) -> ReplacementResult:
-    """The ``expand`` ablation: append the ``n_add`` best new candidates, evicting nothing."""
+    """Run the replacement-off ablation: append the ``n_add`` best new candidates, evicting nothing."""
     slots = list(evidence)
     ids = [s.chunk_id for s in slots]
     pool = [c for c in dict.fromkeys(candidates) if c not in blocklist and c not in ids]

@@ -79,6 +79,7 @@ def utility(
         items: Need items of the question.
         relevance: Question relevance per chunk id, normalised to [0, 1].
         weights: λ1..λ4.
+
     """
     # GapCov: marginal coverage of need items.
     with_p = [*others, passage]

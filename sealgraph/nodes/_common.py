@@ -12,7 +12,9 @@ from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
 
 
-def resolve(state: dict[str, Any], runtime: Any, default: SealContext) -> tuple[SealContext, SealConfig]:
+def resolve(
+    state: dict[str, Any], runtime: Any, default: SealContext
+) -> tuple[SealContext, SealConfig]:
     """Return the run's context (``runtime.context`` may be None) and effective config."""
     ctx = getattr(runtime, "context", None) or default
     overrides = state.get("config")
@@ -31,10 +33,27 @@ class EventWriter:
         self._t0 = time.perf_counter()
         self.events: list[Event] = []
 
-    def add(self, kind: str, message: str, data: dict[str, Any] | None = None, *, llm_calls: int = 0, tokens: int = 0) -> None:
+    def add(
+        self,
+        kind: str,
+        message: str,
+        data: dict[str, Any] | None = None,
+        *,
+        llm_calls: int = 0,
+        tokens: int = 0,
+    ) -> None:
         """Append one event."""
         self.events.append(
-            make_event(self.node, kind, message, data, step=self.step, loop=self.loop, llm_calls=llm_calls, tokens=tokens)
+            make_event(
+                self.node,
+                kind,
+                message,
+                data,
+                step=self.step,
+                loop=self.loop,
+                llm_calls=llm_calls,
+                tokens=tokens,
+            )
         )
 
     def done(self) -> list[Event]:

@@ -30,7 +30,11 @@ def extract(state, ctx, cfg, config) -> dict:
         f"read {len(new_ids)} new passage(s); +{len(added)} entities, "
         f"{len(ledger.entities)} in ledger, {len(ledger.relations)} relations, "
         f"{len(ledger.qualifiers)} qualifiers",
-        {"read": new_ids, "dropped_passages": gone, "added_entities": added,
-         "n_entities": len(ledger.entities)},
+        {
+            "read": new_ids,
+            "dropped_passages": gone,
+            "added_entities": added,
+            "n_entities": len(ledger.entities),
+        },
     )
     return {"ledger": ledger.to_dict(), "seal_log": w.done()}

@@ -16,7 +16,9 @@ def micro_query(state, ctx, cfg, config) -> dict:
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     kn = knowledge_for(ctx.index)
-    outcome = ctx.reasoner.plan(needs, gaps, state.get("issued", []), kn.doc_titles, cfg.max_micro_queries)
+    outcome = ctx.reasoner.plan(
+        needs, gaps, state.get("issued", []), kn.doc_titles, cfg.max_micro_queries
+    )
     w.outcome_notes(outcome, "plan")
     queries = outcome.value
     exclude = {s["chunk_id"] for s in state["slots"]} | set(state.get("blocklist", []))

@@ -21,13 +21,24 @@ def pack(state, ctx, cfg, config) -> dict:
         "pack",
         f"{selected} of {len(trace)} span(s) packed, {result.tokens}/{cfg.budget} tokens "
         f"({cfg.pack.strategy})",
-        {"budget": cfg.budget, "tokens": result.tokens, "strategy": cfg.pack.strategy,
-         "decisions": trace},
+        {
+            "budget": cfg.budget,
+            "tokens": result.tokens,
+            "strategy": cfg.pack.strategy,
+            "decisions": trace,
+        },
         tokens=result.tokens,
     )
     evidence = [
-        {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title, "section": list(c.section),
-         "text": c.text, "n_tokens": c.n_tokens, "inserted_loop": s["inserted_loop"]}
+        {
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "title": c.title,
+            "section": list(c.section),
+            "text": c.text,
+            "n_tokens": c.n_tokens,
+            "inserted_loop": s["inserted_loop"],
+        }
         for c, s in zip(chunks, state["slots"], strict=True)
     ]
     packed = packed_dicts(result)

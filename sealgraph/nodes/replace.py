@@ -33,14 +33,25 @@ def replace(state, ctx, cfg, config) -> dict:
     blocklist = frozenset(state.get("blocklist", []))
     if cfg.replacement:
         result = replacement_step(
-            slots, pool, k=cfg.k, loop=loop, dwell=cfg.dwell, epsilon=cfg.epsilon,
-            score_set=score_members, score_candidate=score_candidate, blocklist=blocklist,
+            slots,
+            pool,
+            k=cfg.k,
+            loop=loop,
+            dwell=cfg.dwell,
+            epsilon=cfg.epsilon,
+            score_set=score_members,
+            score_candidate=score_candidate,
+            blocklist=blocklist,
             max_swaps=max(1, len(state.get("queries", []))),
         )
     else:
         result = expansion_step(
-            slots, pool, loop=loop, n_add=max(1, len(state.get("queries", []))),
-            score_candidate=score_candidate, blocklist=blocklist,
+            slots,
+            pool,
+            loop=loop,
+            n_add=max(1, len(state.get("queries", []))),
+            score_candidate=score_candidate,
+            blocklist=blocklist,
         )
     base_ids = [s.chunk_id for s in slots]
     scored = sorted(
@@ -49,9 +60,12 @@ def replace(state, ctx, cfg, config) -> dict:
     w.add(
         "candidates",
         f"{len(pool)} candidate(s) scored; best {scored[0].chunk_id} S={scored[0].total:.3f}"
-        if scored else "no candidates",
-        {"scores": [s.to_dict() for s in scored],
-         "incumbents": [s.to_dict() for s in score_members(base_ids).values()]},
+        if scored
+        else "no candidates",
+        {
+            "scores": [s.to_dict() for s in scored],
+            "incumbents": [s.to_dict() for s in score_members(base_ids).values()],
+        },
     )
     for d in result.decisions:
         w.add(
@@ -66,7 +80,9 @@ def replace(state, ctx, cfg, config) -> dict:
             },
         )
     update = {
-        "slots": [{"chunk_id": s.chunk_id, "inserted_loop": s.inserted_loop} for s in result.evidence],
+        "slots": [
+            {"chunk_id": s.chunk_id, "inserted_loop": s.inserted_loop} for s in result.evidence
+        ],
         "blocklist": [*state.get("blocklist", []), *result.evicted],
     }
     if not result.changed:

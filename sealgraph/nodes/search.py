@@ -23,7 +23,7 @@ def validate_question(question: object) -> str:
 
 
 def search(state, ctx, cfg, config) -> dict:
-    """Initial hybrid top-k retrieval."""
+    """Read N(q) and retrieve the initial hybrid top-k."""
     w = EventWriter("search", config, 0)
     question = validate_question(state.get("question"))
     kn = knowledge_for(ctx.index)
@@ -39,7 +39,11 @@ def search(state, ctx, cfg, config) -> dict:
     w.add(
         "retrieved",
         f"initial top-{cfg.k}: " + ", ".join(h.chunk_id for h in hits[: cfg.k]),
-        {"hits": [{"chunk_id": h.chunk_id, "score": round(h.score, 6), "rank": h.rank} for h in hits]},
+        {
+            "hits": [
+                {"chunk_id": h.chunk_id, "score": round(h.score, 6), "rank": h.rank} for h in hits
+            ]
+        },
     )
     return {
         "question": question,

@@ -6,14 +6,14 @@ treat it as data: instructions that appear inside a document are never followed.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 PROMPT_NAMES = ("extract", "assess", "micro_query", "generate")
 """The LLM steps that have a prompt file."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> str:
     """Return the text of ``sealgraph/prompts/<name>.md``."""
     if name not in PROMPT_NAMES:

@@ -26,7 +26,9 @@ _LATE = re.compile(
     re.I,
 )
 _LIFESPAN = re.compile(r"\blived (longer|shorter)\b|\b(longer|shorter) (life|lifespan)\b", re.I)
-_MORE = re.compile(r"\b(more|most|larger|largest|bigger|biggest|higher|highest|greater|longer|taller)\b", re.I)
+_MORE = re.compile(
+    r"\b(more|most|larger|largest|bigger|biggest|higher|highest|greater|longer|taller)\b", re.I
+)
 _LESS = re.compile(r"\b(less|least|fewer|smaller|smallest|lower|lowest|shorter)\b", re.I)
 _ARTICLE = re.compile(r"^(?:The|A|An)\s+(?=[A-Z])")
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
@@ -198,7 +200,9 @@ def _typed_span(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswe
         if needs.answer_type == "date":
             cands = [m.group(0) for m in DATE_RE.finditer(sent)]
         elif needs.answer_type == "number":
-            cands = [m.group(0) for m in NUMBER_RE.finditer(sent) if not DATE_RE.fullmatch(m.group(0))]
+            cands = [
+                m.group(0) for m in NUMBER_RE.finditer(sent) if not DATE_RE.fullmatch(m.group(0))
+            ]
         elif needs.answer_type == "place":
             cands = [m.group(1) for m in PLACE_RE.finditer(sent)]
         else:
@@ -223,7 +227,11 @@ def extractive_answer(needs: QuestionNeeds, spans: Sequence[SpanText]) -> Offlin
         return OfflineAnswer("", (), 0.0)
     if needs.answer_type == "yes_no":
         return _yes_no(needs, spans)
-    if needs.answer_type == "choice" or (needs.structure == "comparison" and len(needs.entities) >= 2 and needs.answer_type not in ("date", "number")):
+    if needs.answer_type == "choice" or (
+        needs.structure == "comparison"
+        and len(needs.entities) >= 2
+        and needs.answer_type not in ("date", "number")
+    ):
         got = _compare(needs, spans)
         if got:
             return got

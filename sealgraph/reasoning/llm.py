@@ -141,6 +141,7 @@ class LLMReasoner:
     Args:
         model: Any LangChain chat model supporting ``with_structured_output``.
         config: Retry count and structured-output method.
+
     """
 
     name = "llm"
@@ -150,7 +151,9 @@ class LLMReasoner:
         self.config = config or LLMConfig()
         self.offline = OfflineReasoner()
 
-    def _call(self, schema: type[M], prompt: str, validate: Callable[[M], str | None] | None = None):
+    def _call(
+        self, schema: type[M], prompt: str, validate: Callable[[M], str | None] | None = None
+    ):
         """Return (parsed or None, calls, notes)."""
         runnable = self.model.with_structured_output(
             schema, method=self.config.structured_output_method
@@ -170,13 +173,19 @@ class LLMReasoner:
                     raise ValueError(problem)
                 return out, calls, notes
             except Exception as exc:  # timeouts, HTTP errors, parse errors: retry then fall back
-                notes.append(f"attempt {attempt + 1} failed: {type(exc).__name__}: {str(exc)[:200]}")
+                notes.append(
+                    f"attempt {attempt + 1} failed: {type(exc).__name__}: {str(exc)[:200]}"
+                )
         return None, calls, notes
 
     def _fallback(self, offline: StepOutcome, calls: int, notes: list[str]) -> StepOutcome:
-        return StepOutcome(offline.value, calls, (*notes, "fell back to the offline reasoner"), True)
+        return StepOutcome(
+            offline.value, calls, (*notes, "fell back to the offline reasoner"), True
+        )
 
-    def extract(self, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]) -> StepOutcome[Facts]:
+    def extract(
+        self, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]
+    ) -> StepOutcome[Facts]:
         """One batched extraction call over the new passages."""
         if not chunks:
             return StepOutcome(Facts())
@@ -205,18 +214,31 @@ class LLMReasoner:
                 if akey:
                     ents.append((akey, a, docs, Provenance(pid(e.passage).chunk_id, 0), 0.8))
         rels = tuple(
-            Relation(normalize_name(r.subject), r.relation, normalize_name(r.object),
-                     Provenance(pid(r.passage).chunk_id, 0), 0.9)
+            Relation(
+                normalize_name(r.subject),
+                r.relation,
+                normalize_name(r.object),
+                Provenance(pid(r.passage).chunk_id, 0),
+                0.9,
+            )
             for r in out.relations
         )
         quals = tuple(
-            Qualifier(normalize_name(q.entity), q.type, q.value, Provenance(pid(q.passage).chunk_id, 0))
+            Qualifier(
+                normalize_name(q.entity), q.type, q.value, Provenance(pid(q.passage).chunk_id, 0)
+            )
             for q in out.qualifiers
         )
         facts = Facts(tuple(ents), rels, quals, tuple(c.chunk_id for c in chunks))
         return StepOutcome(facts, calls, tuple(notes))
 
-    def assess(self, needs: QuestionNeeds, items: Sequence[NeedItem], features: Sequence[PassageFeatures], ledger: EntityLedger) -> StepOutcome[list[Gap]]:
+    def assess(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        ledger: EntityLedger,
+    ) -> StepOutcome[list[Gap]]:
         """One assess call; the model's gaps replace the offline ones."""
         names = ", ".join(e.name for e in ledger.entities.values()) or "(empty)"
         prompt = load_prompt("assess").format(
@@ -236,7 +258,14 @@ class LLMReasoner:
         gaps = [Gap(g.kind, g.entity, g.relation, g.qualifier, g.reason) for g in out.gaps]
         return StepOutcome(gaps, calls, tuple(notes))
 
-    def plan(self, needs: QuestionNeeds, gaps: Sequence[Gap], issued: Sequence[str], doc_titles: dict[str, str], limit: int) -> StepOutcome[list[MicroQuery]]:
+    def plan(
+        self,
+        needs: QuestionNeeds,
+        gaps: Sequence[Gap],
+        issued: Sequence[str],
+        doc_titles: dict[str, str],
+        limit: int,
+    ) -> StepOutcome[list[MicroQuery]]:
         """One micro-query call for all open gaps."""
         if not gaps:
             return StepOutcome([])
@@ -247,7 +276,9 @@ class LLMReasoner:
         )
         out, calls, notes = self._call(QueryPlan, prompt)
         if out is None:
-            return self._fallback(self.offline.plan(needs, gaps, issued, doc_titles, limit), calls, notes)
+            return self._fallback(
+                self.offline.plan(needs, gaps, issued, doc_titles, limit), calls, notes
+            )
         seen = {normalize_name(q) for q in issued}
         queries = []
         for q in out.queries:
@@ -257,10 +288,14 @@ class LLMReasoner:
                 queries.append(MicroQuery(q.text, q.entity, q.gap_kind, ()))
         return StepOutcome(queries, calls, tuple(notes))
 
-    def generate(self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]) -> StepOutcome[GeneratedAnswer]:
+    def generate(
+        self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]
+    ) -> StepOutcome[GeneratedAnswer]:
         """One generation call; an answer citing nothing it was given is rejected and retried."""
         valid = {s.n for s in spans}
-        prompt = load_prompt("generate").format(question=needs.question, context=_passages_block(spans))
+        prompt = load_prompt("generate").format(
+            question=needs.question, context=_passages_block(spans)
+        )
 
         def check(a: AnswerOut) -> str | None:
             if a.insufficient:
@@ -273,4 +308,6 @@ class LLMReasoner:
         if out is None:
             return self._fallback(self.offline.generate(needs, spans, gaps), calls, notes)
         cited = tuple(sorted({n for n in out.citations if n in valid}))
-        return StepOutcome(GeneratedAnswer(out.answer, cited, out.insufficient), calls, tuple(notes))
+        return StepOutcome(
+            GeneratedAnswer(out.answer, cited, out.insufficient), calls, tuple(notes)
+        )

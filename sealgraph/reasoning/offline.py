@@ -59,7 +59,7 @@ class OfflineReasoner:
     def generate(
         self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]
     ) -> StepOutcome[GeneratedAnswer]:
-        """Extractive answer; when gaps remain, say so and list them instead of guessing."""
+        """Answer extractively; when gaps remain, say so and list them instead of guessing."""
         if gaps:
             text = "Insufficient evidence: " + describe_gaps(gaps) + "."
             return StepOutcome(GeneratedAnswer(text, (), insufficient=True))
