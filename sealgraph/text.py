@@ -223,6 +223,7 @@ def stem(word: str) -> str:
     return word[:7]
 
 
+@lru_cache(maxsize=100_000)
 def stemmed_terms(text: str) -> frozenset[str]:
     """Stemmed content words of a text, as a set."""
     return frozenset(stem(w) for w in content_words(text))

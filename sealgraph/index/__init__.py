@@ -440,6 +440,10 @@ class Index:
             return np.zeros((0, self._dense.dim), dtype=np.float32)
         return np.stack([found[t] for t in texts])
 
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (for cold-start latency measurements)."""
+        self._query_vectors.clear()
+
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
         """Embed arbitrary texts (one unit row each) with the query embedder, or None.
 
@@ -496,3 +500,7 @@ class _LRUCache:
             self._data.move_to_end(key)
             while len(self._data) > self._maxsize:
                 self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
