@@ -36,17 +36,23 @@ class RetrievalConfig(BaseModel):
 
 
 class UtilityWeights(BaseModel):
-    """λ weights of the entity-first utility S(c) = λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red."""
+    """λ weights of the entity-first utility S(c) = λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red.
+
+    Defaults come from the sweep recorded in docs/benchmarks.md (HotpotQA k=3 and
+    2WikiMultiHopQA k=5 dev samples): novelty is logged for every candidate but
+    weighted 0, because on encyclopedic corpora "brings new entities" favours
+    distractors over the second hop.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     gap_coverage: float = Field(default=1.0, ge=0)
     """λ1: how much of the open gaps the candidate closes."""
-    corroboration: float = Field(default=1.0, ge=0)
+    corroboration: float = Field(default=0.75, ge=0)
     """λ2: how well the candidate links to entities already in the ledger and the question."""
-    novelty: float = Field(default=0.1, ge=0)
+    novelty: float = Field(default=0.0, ge=0)
     """λ3: share of the candidate's entities not yet in the ledger."""
-    redundancy: float = Field(default=0.5, ge=0)
+    redundancy: float = Field(default=0.25, ge=0)
     """λ4: overlap with passages already in the evidence set."""
 
 
