@@ -28,3 +28,9 @@ for b in 200 800; do
   sealgraph eval --questions "$TW" --k 5 --methods flat-bm25,flat-dense,flat-hybrid,expand,adaptive-k,seal --budget $b $(idx INDEX_2WIKI) --out "$OUT/2wiki-b$b.json" --no-progress
   sealgraph eval --questions "$MU" --k 5 --methods flat-bm25,flat-dense,flat-hybrid,expand,adaptive-k,seal --budget $b $(idx INDEX_MUSIQUE) --out "$OUT/musique-b$b.json" --no-progress
 done
+
+# Packing strategies (the default is the best trade-off of these).
+for s in bubble segments window auto; do
+  sealgraph eval --questions "$HP" --k 3 --methods seal --budget 400 $(idx INDEX_HOTPOT) \
+    --set "pack.strategy=$s" --out "$OUT/hotpot-pack-$s.json" --no-progress
+done
