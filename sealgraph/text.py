@@ -220,6 +220,8 @@ def stem(word: str) -> str:
         word = word[:-3]
     elif word.endswith(("ed", "ly", "er")) and len(word) > 4:
         word = word[:-2]
+    elif word.endswith("or") and len(word) > 5:  # agent nouns: director ~ directed
+        word = word[:-2]
     return word[:7]
 
 

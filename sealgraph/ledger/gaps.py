@@ -24,7 +24,7 @@ from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.text import content_words, stem, stemmed_terms
 
-MET = 0.75
+MET = 0.85
 """Coverage at which a need counts as met."""
 
 _TYPED = {"date": "date", "number": "number", "place": "place"}
