@@ -218,9 +218,9 @@ def stem(word: str) -> str:
         word = word[:-1]
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
-    elif word.endswith(("ed", "ly", "er")) and len(word) > 4:
-        word = word[:-2]
-    elif word.endswith("or") and len(word) > 5:  # agent nouns: director ~ directed
+    elif (word.endswith(("ed", "ly", "er")) and len(word) > 4) or (
+        word.endswith("or") and len(word) > 5  # agent nouns: director ~ directed
+    ):
         word = word[:-2]
     return word[:7]
 
