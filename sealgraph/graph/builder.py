@@ -23,9 +23,6 @@ from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 
-NODE_ORDER = ("search", "extract", "assess", "micro_query", "replace", "pack", "generate")
-"""Node names, in pipeline order."""
-
 
 def _node(fn, default: SealContext):
     # Not functools.wraps: LangGraph reads the wrapper's own signature to decide

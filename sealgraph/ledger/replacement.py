@@ -86,6 +86,15 @@ ScoreCandidate = Callable[[str, Sequence[str]], UtilityScore]
 """Scores one candidate id against a set of ids."""
 
 
+def _best_candidate(
+    pool: Sequence[str], set_ids: Sequence[str], score_candidate: ScoreCandidate
+) -> tuple[str, UtilityScore]:
+    """Return the highest-utility candidate against ``set_ids`` (ties: smallest id)."""
+    scored = {c: score_candidate(c, set_ids) for c in pool}
+    top = min(pool, key=lambda c: (-scored[c].total, c))
+    return top, scored[top]
+
+
 def replacement_step(
     evidence: Sequence[Slot],
     candidates: Sequence[str],
@@ -129,10 +138,8 @@ def replacement_step(
         if not pool:
             decisions.append(Decision("refuse", "no new candidate passages"))
             break
-        cand_scores = {c: score_candidate(c, ids) for c in pool}
-        best = min(pool, key=lambda c: (-cand_scores[c].total, c))
-        s_best = cand_scores[best]
         if len(slots) < k:
+            best, s_best = _best_candidate(pool, ids, score_candidate)
             slots.append(Slot(best, loop))
             decisions.append(
                 Decision("fill", f"set has {len(ids)} < k={k} passages", best, None, s_best)
@@ -141,6 +148,7 @@ def replacement_step(
         set_scores = score_set(ids)
         victim = evict_victim(slots, set_scores, loop, dwell)
         if victim is None:
+            best, s_best = _best_candidate(pool, ids, score_candidate)
             decisions.append(
                 Decision(
                     "refuse", "every passage is protected by the dwell guard", best, None, s_best
@@ -148,14 +156,11 @@ def replacement_step(
             )
             break
         s_victim = set_scores[victim.chunk_id]
-        # Compare against the set without the victim: the candidate replaces it.
-        rest = [i for i in ids if i != victim.chunk_id]
-        s_best = score_candidate(best, rest)
-        for c in pool:  # re-rank against the set it would actually join
-            if c != best:
-                sc = score_candidate(c, rest)
-                if sc.total > s_best.total or (sc.total == s_best.total and c < best):
-                    best, s_best = c, sc
+        # Score candidates against the set they would actually join: the set
+        # without the victim they replace.
+        best, s_best = _best_candidate(
+            pool, [i for i in ids if i != victim.chunk_id], score_candidate
+        )
         if s_best.total > s_victim.total + epsilon:
             slots = [Slot(best, loop) if s.chunk_id == victim.chunk_id else s for s in slots]
             evicted.append(victim.chunk_id)
