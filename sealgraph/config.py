@@ -48,11 +48,11 @@ class UtilityWeights(BaseModel):
 
     gap_coverage: float = Field(default=1.0, ge=0)
     """λ1: how much of the open gaps the candidate closes."""
-    corroboration: float = Field(default=0.75, ge=0)
+    corroboration: float = Field(default=0.4, ge=0)
     """λ2: how well the candidate links to entities already in the ledger and the question."""
     novelty: float = Field(default=0.0, ge=0)
     """λ3: share of the candidate's entities not yet in the ledger."""
-    redundancy: float = Field(default=0.25, ge=0)
+    redundancy: float = Field(default=0.1, ge=0)
     """λ4: overlap with passages already in the evidence set."""
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sealgraph.ledger.gazetteer import Gazetteer, Mention
+from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
 from sealgraph.ledger.ledger import Facts, Provenance, Qualifier, Relation
-from sealgraph.text import content_words, normalize_name, stemmed_terms
+from sealgraph.text import content_words, normalize_name, stem, stemmed_terms, words
 from sealgraph.types import Chunk
 
 _MONTHS = (
@@ -64,6 +64,20 @@ class PassageFeatures:
     """Stemmed content words of each sentence."""
     text: str = ""
     """The passage text (what an LLM gate reads; the offline reasoner uses the fields above)."""
+    names: tuple[tuple[int, str], ...] = ()
+    """(sentence index, normalised key) of proper names written in the passage
+    (capitalised runs of two or more words, titles or not). Through
+    :class:`~sealgraph.ledger.knowledge.CorpusKnowledge` only the distinctive ones
+    (named in few passages of the corpus) are kept: two passages naming the same
+    rare person are linked even when neither is that person's page."""
+
+    def words_of_topic(self) -> frozenset[str]:
+        """Stemmed words of the passage's own title."""
+        return stemmed_terms(self.title)
+
+    def name_keys(self) -> set[str]:
+        """Keys of the proper names the passage writes."""
+        return {k for _, k in self.names}
 
     def mentioned_keys(self) -> set[str]:
         """Normalised keys of every entity the passage mentions."""
@@ -76,6 +90,168 @@ class PassageFeatures:
     def qualifier_types(self) -> set[str]:
         """Types of the values the passage states."""
         return {t for _, t, _ in self.qualifiers}
+
+    def role_linked_docs(self, terms: frozenset[str]) -> frozenset[str]:
+        """Documents the passage names right next to one of ``terms`` (stemmed words).
+
+        "directed by Jacques Deray" or "Jacques Deray directed the film" state the
+        relation the question asks about, where "starring Michèle Mercier" in the
+        same sentence is a side link: the role word must sit within a few words
+        before the mention or just after it.
+        """
+        if not terms:
+            return frozenset()
+        return _role_linked_docs(self.chunk_id, self.text, self.mentions, terms)
+
+
+# Lower-case words allowed inside a proper name ("Bank of England", "Vincent van Gogh").
+_NAME_CONNECTORS = frozenset(
+    [
+        "of",
+        "and",
+        "the",
+        "de",
+        "del",
+        "della",
+        "da",
+        "di",
+        "du",
+        "la",
+        "le",
+        "van",
+        "von",
+        "der",
+        "den",
+        "y",
+    ]
+)
+# Capitalised words that open a sentence or clause rather than a name.
+_NAME_OPENERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "from",
+        "by",
+        "with",
+        "to",
+        "he",
+        "she",
+        "it",
+        "they",
+        "we",
+        "his",
+        "her",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "when",
+        "after",
+        "before",
+        "during",
+        "as",
+        "while",
+        "but",
+        "and",
+        "or",
+        "if",
+        "since",
+        "although",
+    ]
+)
+
+
+def proper_names(text: str) -> list[tuple[int, str]]:
+    """Return ``(start, key)`` of every capitalised run of two or more words.
+
+    Words must be separated by spaces only (a comma or bracket ends a name), and
+    lower-case connectors may join capitalised words. A sentence-initial stopword
+    ("The", "In") is not part of the name.
+    """
+    out: list[tuple[int, str]] = []
+    run: list[tuple[str, int, int, bool]] = []
+
+    def emit(part: list[tuple[str, int, int, bool]]) -> None:
+        key = normalize_name(text[part[0][1] : part[-1][2]])
+        if key and len(key.split()) >= 2:
+            out.append((part[0][1], key))
+
+    def close() -> None:
+        while run and not run[-1][3]:
+            run.pop()  # a connector cannot end a name
+        while run and run[0][0] in _NAME_OPENERS:
+            run.pop(0)  # "In", "The", "His" open a sentence, not a name
+        if sum(1 for t in run if t[3]) >= 2:
+            # "Will Arnett and Amy Poehler" is two names; "Parks and Recreation" one.
+            parts: list[list[tuple[str, int, int, bool]]] = [[]]
+            for t in run:
+                if t[0] == "and" and not t[3]:
+                    parts.append([])
+                else:
+                    parts[-1].append(t)
+            if len(parts) > 1 and all(sum(1 for t in p if t[3]) >= 2 for p in parts):
+                for p in parts:
+                    emit(p)
+            else:
+                emit(run)
+        run.clear()
+
+    for tok in tokenize_with_offsets(text):
+        key, start, _end, cap = tok
+        joined = bool(run) and text[run[-1][2] : start] == " "
+        if cap and (joined or not run):
+            run.append(tok)
+        elif cap:
+            close()
+            run.append(tok)
+        elif joined and key in _NAME_CONNECTORS:
+            run.append(tok)
+        else:
+            close()
+    close()
+    return out
+
+
+# How far a role word may sit from the name it introduces ("was directed by X").
+_ROLE_WORDS_BEFORE = 4
+_ROLE_WORDS_AFTER = 1
+_ROLE_CACHE: dict[tuple[str, str, frozenset[str]], frozenset[str]] = {}
+_ROLE_CACHE_MAX = 50_000
+
+
+def _role_linked_docs(
+    chunk_id: str,
+    text: str,
+    mentions: tuple[tuple[int, Mention], ...],
+    terms: frozenset[str],
+) -> frozenset[str]:
+    key = (chunk_id, text, terms)
+    hit = _ROLE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    docs = set()
+    for _, m in mentions:
+        if len(m.targets) != 1:
+            continue
+        # Stop at a sentence end: a role word of the previous sentence says nothing.
+        before = re.split(r"[.;!?]\s", text[max(0, m.start - 80) : m.start])[-1]
+        after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
+        near = words(before)[-_ROLE_WORDS_BEFORE:] + words(after)[:_ROLE_WORDS_AFTER]
+        if any(stem(w) in terms for w in near):
+            docs.add(m.targets[0])
+    out = frozenset(docs)
+    if len(_ROLE_CACHE) >= _ROLE_CACHE_MAX:
+        _ROLE_CACHE.clear()
+    _ROLE_CACHE[key] = out
+    return out
 
 
 def _sentence_of(spans: tuple[tuple[int, int], ...], pos: int) -> int:
@@ -113,6 +289,11 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
         quals.append((_sentence_of(spans, m.start(1)), "place", place))
     words = stemmed_terms(" ".join((chunk.title, *chunk.section, text)))
     sentence_words = tuple(stemmed_terms(text[a:b]) for a, b in spans)
+    proper = tuple(
+        dict.fromkeys(
+            (_sentence_of(spans, start), key) for start, key in proper_names(text) if key != topic
+        )
+    )
     return PassageFeatures(
         chunk_id=chunk.chunk_id,
         doc_id=chunk.doc_id,
@@ -123,6 +304,7 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
         words=words,
         sentence_words=sentence_words,
         text=text,
+        names=proper,
     )
 
 

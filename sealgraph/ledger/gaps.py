@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.text import content_words, stem, stemmed_terms
+from sealgraph.text import STOPWORDS, content_words, stem, stemmed_terms
 
 MET = 0.85
 """Coverage at which a need counts as met."""
@@ -61,6 +61,10 @@ class NeedItem:
     """Value type required (qualifier needs, typed bridge needs)."""
     weights: tuple[float, ...] = ()
     """``terms`` needs: weight of each word of ``key`` (rarer words weigh more)."""
+    roles: tuple[str, ...] = ()
+    """``bridge`` needs: stemmed role nouns that name the second hop ("director" in
+    "the director of film X"); an anchor naming a document next to one of them
+    states the asked link."""
 
     def term_weights(self) -> dict[str, float]:
         """Word → weight of a ``terms`` need (uniform when no weights were given)."""
@@ -88,6 +92,10 @@ class Gap:
     """Known documents that would close it (from the gazetteer or the ledger's links)."""
     need: int = -1
     """Index of the need item it comes from."""
+    hops: tuple[tuple[str, str], ...] = ()
+    """(name, relation words) for proper names in the evidence that could be the
+    missing hop when it has no document title in the corpus: the name's key and the
+    question's relation words its own sentence does not state already."""
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dict."""
@@ -98,6 +106,7 @@ class Gap:
             "qualifier": self.qualifier,
             "reason": self.reason,
             "targets": list(self.targets),
+            "hops": [list(h) for h in self.hops],
         }
 
     @classmethod
@@ -110,6 +119,7 @@ class Gap:
             data.get("qualifier"),
             data.get("reason", ""),
             tuple(data.get("targets", ())),
+            hops=tuple((str(n), str(r)) for n, r in data.get("hops", ())),
         )
 
 
@@ -145,7 +155,12 @@ def need_items(
         # No targets: the second hop may hang off any entity the question names.
         items.append(
             NeedItem(
-                "bridge", anchor.key if anchor else "", anchor.name if anchor else "", (), qtype
+                "bridge",
+                anchor.key if anchor else "",
+                anchor.name if anchor else "",
+                (),
+                qtype,
+                roles=role_terms(needs.question),
             )
         )
     else:
@@ -154,6 +169,7 @@ def need_items(
         if qtype is None:
             qtype = compared_value_type(needs.question)
         if _RELATED_ROLE.search(needs.question):
+            roles = role_terms(needs.question)
             # "Which film has the director who died earlier, X or Y?": the compared
             # value belongs to an entity related to each option, one hop away.
             for e in needs.entities:
@@ -165,6 +181,7 @@ def need_items(
                             e.name,
                             e.targets,
                             qtype if qtype in ("date", "number") else None,
+                            roles=roles,
                         )
                     )
             return items
@@ -183,6 +200,56 @@ _RELATED_ROLE = re.compile(
     r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b",
     re.I,
 )
+
+
+# Role nouns: "the director of", "the composer who", "X's husband", "whose father".
+_ROLE_PATTERNS = (
+    re.compile(
+        r"\b(?:the|a|an|its|his|her|their)\s+([a-z]+)\s+(?:of|who|whose|that|which)\b", re.I
+    ),
+    re.compile(r"['’]s\s+([a-z]+)\b", re.I),
+    re.compile(r"\bwhose\s+([a-z]+)\b", re.I),
+)
+# Attribute nouns name a value, not a related entity ("the place of birth").
+_NOT_ROLES = frozenset(
+    [
+        "place",
+        "date",
+        "year",
+        "name",
+        "city",
+        "country",
+        "nationality",
+        "time",
+        "number",
+        "type",
+        "kind",
+        "part",
+        "one",
+        "first",
+        "last",
+        "same",
+        "birth",
+        "death",
+        "age",
+        "title",
+        "height",
+        "population",
+        "size",
+        "capital",
+    ]
+)
+
+
+def role_terms(question: str) -> tuple[str, ...]:
+    """Stemmed role nouns the question links its hops by ("director", "husband")."""
+    found = []
+    for pattern in _ROLE_PATTERNS:
+        for m in pattern.finditer(question):
+            word = m.group(1).lower()
+            if word not in _NOT_ROLES and word not in STOPWORDS:
+                found.append(stem(word))
+    return tuple(dict.fromkeys(found))
 
 
 def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
@@ -222,8 +289,18 @@ def cover(
     link = 0.0
     anchor_docs = set(item.targets) or entity_docs
     anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
+    side_link = False
+    if item.roles:
+        role_docs = [a.role_linked_docs(frozenset(item.roles)) for a in anchors]
+        if any(passage.doc_id in r for r in role_docs):
+            # The anchor names this passage's subject in the asked role
+            # ("directed by X"): the second hop, whatever words X's own page uses.
+            typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
+            return 1.0 if typed else 0.6
+        side_link = any(role_docs)
     if any(passage.doc_id in a.mentioned_docs() for a in anchors):
-        link = 1.0
+        # When the anchor names someone else in the asked role, this is a side link.
+        link = 0.7 if side_link else 1.0
     elif any(a.topic in passage.mentioned_keys() for a in anchors):
         link = 0.8
     elif not entity_docs:
@@ -234,6 +311,18 @@ def cover(
             for o in others
         ):
             link = 0.8
+    if link < 1.0 and not entity_docs:
+        # Content link: both passages name the same rare person or work, which
+        # may have no page of its own in the corpus. Confirmed by the question's
+        # words around the name, it is the hop itself. Only when the question
+        # names nothing the corpus has a page for: with an anchor page, its
+        # title links are the reliable hops.
+        named = _name_link(passage, [p for p in context if p.chunk_id != passage.chunk_id], items)
+        if named == 1.0:
+            typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
+            return 1.0 if typed else 0.6
+        if not link:
+            link = named
     if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
         link *= 0.6
     if link:
@@ -246,6 +335,55 @@ def cover(
             residual = residual or terms
             link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
     return link
+
+
+def _question_words(items: Sequence[NeedItem]) -> set[str]:
+    """Stemmed words of the question's entities and relation."""
+    out: set[str] = set()
+    for it in items:
+        if it.kind == "terms":
+            out.update(it.key.split())
+        elif it.name:
+            out.update(stemmed_terms(it.name))
+    return out
+
+
+def _hop_name(key: str, question_words: set[str]) -> bool:
+    """Tell whether a proper name can be a hop: the question does not name it already."""
+    return not set(stemmed_terms(key)) <= question_words
+
+
+def _name_link(
+    passage: PassageFeatures, others: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> float:
+    """Strength of a content link: ``passage`` and one of ``others`` name the same hop.
+
+    1.0 when the other passage names it in a sentence that shares at least two
+    question words besides the name ("the mother of Leslie Knope (Amy Poehler)"),
+    0.8 for any other shared name the question does not state, else 0.
+    """
+    own = passage.name_keys()
+    if not own:
+        return 0.0
+    qwords = _question_words(items)
+    # Only the relation's words confirm a hop: an anchor's lead sentence repeats
+    # the question's entity names whatever else it names.
+    relation = next((set(it.key.split()) for it in items if it.kind == "terms"), set())
+    best = 0.0
+    for o in others:
+        if o.doc_id == passage.doc_id:
+            continue
+        shared = {
+            k for k in (own & o.name_keys()) - {o.topic, passage.topic} if _hop_name(k, qwords)
+        }
+        for sent, key in o.names:
+            if key not in shared:
+                continue
+            best = max(best, 0.8)
+            words = o.sentence_words[sent] if sent < len(o.sentence_words) else o.words
+            if len((words & relation) - set(stemmed_terms(key)) - o.words_of_topic()) >= 2:
+                return 1.0
+    return best
 
 
 def set_cover(
@@ -323,6 +461,7 @@ def gap_spec(
             )
         else:
             targets = bridge_targets(needs, items, passages, anchor_docs=set(it.targets))
+            hops = bridge_names(needs, items, passages, anchor_docs=set(it.targets))
             subject = it.name or "the question's subject"
             what = f" holding a {it.qualifier_type}" if it.qualifier_type else ""
             gaps.append(
@@ -334,6 +473,7 @@ def gap_spec(
                     f"no passage linked to {subject!r}{what} answers '{relation}'",
                     targets,
                     i,
+                    hops,
                 )
             )
     return gaps
@@ -373,3 +513,37 @@ def bridge_targets(
             scored[doc] = max(scored.get(doc, 0.0), score)
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return tuple(d for d, _ in ranked[:limit])
+
+
+def bridge_names(
+    needs: QuestionNeeds,
+    items: Sequence[NeedItem],
+    passages: Sequence[PassageFeatures],
+    limit: int = 2,
+    anchor_docs: set[str] | None = None,
+) -> tuple[tuple[str, str], ...]:
+    """Proper names in the evidence that could be the next hop, best first.
+
+    A name is read from the anchor passages (those about a question entity, or
+    every passage when the question names none the corpus knows), must not be
+    one the question states itself, and is scored by how many question words
+    share its sentence ("the mother of Leslie Knope (Amy Poehler)"). Each comes
+    with the question's relation words that sentence leaves unstated: what to ask
+    about the name ("amy poehler" + "spouse").
+    """
+    entity_docs = anchor_docs or _entity_docs(items)
+    anchors = [p for p in passages if p.doc_id in entity_docs] or list(passages)
+    qwords = _question_words(items) | set(stemmed_terms(needs.question))
+    in_set = {p.topic for p in passages}
+    scored: dict[str, tuple[float, str]] = {}
+    for p in anchors:
+        for sent, key in p.names:
+            if key in in_set or not _hop_name(key, qwords):
+                continue
+            sent_words = p.sentence_words[sent] if sent < len(p.sentence_words) else p.words
+            score = len(qwords & sent_words)
+            if score and score > scored.get(key, (0.0, ""))[0]:
+                rest = [w for w in needs.relation_terms if stem(w) not in sent_words]
+                scored[key] = (score, " ".join(rest[:4]))
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return tuple((k, rel) for k, (_, rel) in ranked[:limit])

@@ -7,6 +7,7 @@ so a question only pays for the passages it touches for the first time.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import weakref
@@ -14,9 +15,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sealgraph.ledger.extract import PassageFeatures, passage_features
+from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 from sealgraph.text import stemmed_terms
+
+# A proper name links passages when at most this many of them name it (the larger
+# of an absolute floor and a share of the corpus).
+_MIN_NAME_DF = 5
+_NAME_DF_SHARE = 0.003
 
 
 class CorpusKnowledge:
@@ -42,17 +48,45 @@ class CorpusKnowledge:
         self.gazetteer = Gazetteer(titles, headings, aliases)
         self._features: dict[str, PassageFeatures] = {}
         self._df: dict[str, int] | None = None
+        self._name_df: dict[str, int] | None = None
         self._lock = threading.Lock()
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
-        """Return (cached) passage features for chunk ids, in order."""
+        """Return (cached) passage features for chunk ids, in order.
+
+        Proper names are kept only when distinctive (see :meth:`distinctive_name`).
+        """
         missing = [c for c in chunk_ids if c not in self._features]
         if missing:
             chunks = self.index.get_chunks(missing)
-            computed = {c.chunk_id: passage_features(c, self.gazetteer) for c in chunks}
+            computed = {}
+            for c in chunks:
+                f = passage_features(c, self.gazetteer)
+                # A name with a page of its own links through the gazetteer already.
+                names = tuple(
+                    n for n in f.names if n[1] not in self.gazetteer and self.distinctive_name(n[1])
+                )
+                computed[c.chunk_id] = dataclasses.replace(f, names=names)
             with self._lock:
                 self._features.update(computed)
         return [self._features[c] for c in chunk_ids]
+
+    def distinctive_name(self, key: str) -> bool:
+        """Tell whether a proper name is rare enough in the corpus to link passages.
+
+        "Amy Poehler" named in three passages links them; "United States" named in
+        hundreds links nothing. Name frequencies are counted on first use (one pass
+        over the chunks) and cached.
+        """
+        if self._name_df is None:
+            df: dict[str, int] = {}
+            for chunk in self.index.iter_chunks():
+                for k in {k for _, k in proper_names(chunk.text)}:
+                    df[k] = df.get(k, 0) + 1
+            with self._lock:
+                self._name_df = df
+        limit = max(_MIN_NAME_DF, _NAME_DF_SHARE * self.index.n_chunks)
+        return self._name_df.get(key, 0) <= limit
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of a stemmed word over the corpus's chunks.

@@ -82,6 +82,8 @@ def micro_queries(
                     title = doc_titles.get(doc, "")
                     if title:
                         add(MicroQuery(f"{title} {gap.relation}".strip(), title, gap.kind, (doc,)))
+            for name, relation in gap.hops:
+                add(MicroQuery(f"{name} {relation}".strip(), name, gap.kind, ()))
             anchor = gap.entity if gap.entity and not gap.entity.startswith("the question") else ""
             add(MicroQuery(f"{anchor} {gap.relation}".strip(), anchor, gap.kind, ()))
     return out

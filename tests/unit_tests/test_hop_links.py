@@ -1,0 +1,156 @@
+"""Hop links beyond titles: role-confirmed mentions and shared proper names."""
+
+from __future__ import annotations
+
+from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
+from sealgraph.ledger.gaps import (
+    MET,
+    Gap,
+    NeedItem,
+    bridge_names,
+    cover,
+    gap_spec,
+    need_items,
+    role_terms,
+)
+from sealgraph.ledger.gazetteer import Gazetteer
+from sealgraph.ledger.microqueries import micro_queries
+from sealgraph.ledger.needs import question_needs
+from sealgraph.types import Chunk
+
+GAZETTEER = Gazetteer(
+    [
+        ("angel", "Angelique (film)"),
+        ("borderie", "Bernard Borderie"),
+        ("mercier", "Michele Mercier"),
+        ("george", "That Man George"),
+    ]
+)
+
+
+def feat(chunk_id: str, doc_id: str, title: str, text: str) -> PassageFeatures:
+    chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
+    return passage_features(chunk, GAZETTEER)
+
+
+ANGEL = feat(
+    "angel#0",
+    "angel",
+    "Angelique (film)",
+    "Angelique is a 1964 film directed by Bernard Borderie and starring Michele Mercier.",
+)
+BORDERIE = feat(
+    "borderie#0", "borderie", "Bernard Borderie", "Bernard Borderie (10 June 1924 - 1978)."
+)
+MERCIER = feat(
+    "mercier#0", "mercier", "Michele Mercier", "Michele Mercier was born in 1939 in Nice."
+)
+
+
+def test_role_terms_reads_role_nouns_not_attributes():
+    assert role_terms("Which film has the director who was born earlier, A or B?") == ("direct",)
+    assert role_terms("What is the place of birth of Iva's husband?") == ("husband",)
+    assert role_terms("Where was the place of burial of the composer of film X?") == ("compos",)
+    assert role_terms("When was Tokyo founded?") == ()
+
+
+def test_role_linked_docs_needs_the_role_word_next_to_the_name():
+    assert ANGEL.role_linked_docs(frozenset({"direct"})) == frozenset({"borderie"})
+    assert ANGEL.role_linked_docs(frozenset({"starr"})) == frozenset({"mercier"})
+    assert ANGEL.role_linked_docs(frozenset()) == frozenset()
+
+
+def test_role_word_in_previous_sentence_does_not_confirm():
+    text = "The film was directed. Michele Mercier starred in it."
+    f = feat("x#0", "x", "X", text)
+    assert f.role_linked_docs(frozenset({"direct"})) == frozenset()
+
+
+def bridge_item(roles: tuple[str, ...]) -> NeedItem:
+    return NeedItem("bridge", "angelique", "Angelique", ("angel",), "date", roles=roles)
+
+
+def test_role_confirmed_link_meets_the_bridge_without_relation_words():
+    items = [
+        NeedItem("entity", "angelique", "Angelique", ("angel",)),
+        NeedItem("terms", "direct born earli", "director born earlier"),
+        bridge_item(("direct",)),
+    ]
+    # Borderie's page states no "born", yet the anchor names him as the director.
+    assert cover(items[2], BORDERIE, [ANGEL, BORDERIE], items) >= MET
+    # The co-star is a side link once the anchor names someone in the asked role.
+    assert cover(items[2], MERCIER, [ANGEL, MERCIER], items) < MET
+
+
+def test_without_roles_the_relation_words_decide():
+    items = [
+        NeedItem("entity", "angelique", "Angelique", ("angel",)),
+        NeedItem("terms", "direct born earli", "director born earlier"),
+        bridge_item(()),
+    ]
+    assert cover(items[2], BORDERIE, [ANGEL, BORDERIE], items) < MET
+    assert cover(items[2], MERCIER, [ANGEL, MERCIER], items) >= MET
+
+
+def test_proper_names_splits_lists_and_keeps_connectors():
+    found = [k for _, k in proper_names("starring Will Arnett and Amy Poehler in Bank of England.")]
+    assert "will arnett" in found and "amy poehler" in found
+    assert "bank of england" in found
+    assert [k for _, k in proper_names("He met Parks and Recreation fans.")] == [
+        "parks and recreation"
+    ]
+    # A comma or bracket ends a name; one capitalised word is no name.
+    assert proper_names("Paris, France. London") == []
+
+
+NO_PAGE = Gazetteer([("p", "Pamela Reed"), ("o", "On Broadway")])
+
+
+def named(chunk_id: str, doc_id: str, title: str, text: str) -> PassageFeatures:
+    chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
+    return passage_features(chunk, NO_PAGE)
+
+
+REED = named(
+    "p#0",
+    "p",
+    "Pamela Reed",
+    "She appeared as the mother of main character Leslie Knope (Amy Poehler) on Parks and Rec.",
+)
+BROADWAY = named(
+    "o#0", "o", "On Broadway", "On Broadway is a 2006 film starring Will Arnett and Amy Poehler."
+)
+UNRELATED = named("u#0", "u", "Unrelated", "A 2006 film starring Will Arnett.")
+
+QUESTION = "Who is the spouse of the actress that plays leslie knope on parks and rec?"
+
+
+def test_shared_rare_name_is_the_hop_when_the_question_names_no_page():
+    needs = question_needs(QUESTION, NO_PAGE)
+    items = need_items(needs)
+    bridge = next(i for i in items if i.kind == "bridge")
+    assert cover(bridge, BROADWAY, [REED, BROADWAY], items) == 1.0
+    # Sharing a name with a passage that does not match the question is weaker.
+    assert cover(bridge, BROADWAY, [UNRELATED, BROADWAY], items) < MET
+    assert not gap_spec(needs, items, [REED, BROADWAY])
+
+
+def test_bridge_names_become_atomic_micro_queries():
+    needs = question_needs(QUESTION, NO_PAGE)
+    items = need_items(needs)
+    hops = bridge_names(needs, items, [REED])
+    assert hops[0][0] == "amy poehler"
+    # The relation words the name's sentence already states are not asked again.
+    assert "spouse" in hops[0][1] and "knope" not in hops[0][1]
+    gaps = gap_spec(needs, items, [REED])
+    assert gaps and gaps[0].hops == hops
+    texts = [q.text for q in micro_queries(gaps, [], doc_titles={})]
+    assert texts[0].startswith("amy poehler spouse")
+
+
+def test_gap_round_trips_its_hops():
+    gap = Gap(
+        "missing_relation", "X", "spouse", None, "why", ("d",), 2, (("amy poehler", "spouse"),)
+    )
+    back = Gap.from_dict(gap.to_dict())
+    assert back.hops == gap.hops and back.targets == gap.targets
