@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.gaps import Gap, gap_spec, need_items
+from sealgraph.ledger.extract import PassageFeatures
+from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec, need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.packing import PackResult, pack
@@ -29,6 +30,32 @@ def focus_terms(needs: QuestionNeeds, gaps: Sequence[Gap], doc_titles: dict[str,
     for g in gaps:
         terms.extend(doc_titles.get(d, "") for d in g.targets)
     return [t for t in dict.fromkeys(terms) if t]
+
+
+def need_support(
+    items: Sequence[NeedItem], features: Sequence[PassageFeatures]
+) -> dict[str, float] | None:
+    """How well each passage serves the question's needs: its best need-item coverage.
+
+    Coverage is :func:`sealgraph.ledger.gaps.cover` in [0, 1] (1: the passage is about
+    a question entity, is the linked second hop, states the compared value...).
+    Relation words (``terms`` needs) are left out: every passage on the topic shares
+    some, distractors included.
+
+    Args:
+        items: The question's need items.
+        features: Features of the evidence passages.
+
+    Returns:
+        Chunk id to support, or None when no need item can tell the passages apart
+        (no item, or no passage covers any): packing then uses no support signal.
+
+    """
+    scored = [it for it in items if it.kind != "terms"]
+    if not scored:
+        return None
+    support = {f.chunk_id: max(cover(it, f, features, items) for it in scored) for f in features}
+    return support if any(support.values()) else None
 
 
 def pack_evidence(
@@ -62,6 +89,7 @@ def pack_evidence(
         embed=embed,
         query_vector=query_vector,
         neighbors=index.neighbors,
+        chunk_support=need_support(need_items(needs, kn.idf), kn.features(ids)),
     )
 
 

@@ -15,7 +15,9 @@
      + ``position_prior``·(1 − min(i, 5)/5) for the i-th sentence of its first chunk
      + ``title_prior`` once if the question names the document's title and once more if
      another evidence document does (titles matched as whole word sequences, without a
-     trailing "(disambiguator)").
+     trailing "(disambiguator)")
+     − ``unsupported_penalty`` for the units of a chunk whose need support (given by
+     the caller, e.g. the SEAL ledger's need coverage) is below ``min_need_support``.
    * ``boost`` = ``answerability_boost`` for mentioning a focus term, as much again for
      containing a value of the expected answer type (a date or a number; inferred from
      the question when not given), and ``bridge_boost`` for naming another evidence
@@ -113,7 +115,7 @@ class UnitScores:
     relevance: tuple[float, ...]
     """Fused similarity to the question."""
     prior: tuple[float, ...]
-    """Structural prior: section prior + lead, position and title priors."""
+    """Structural prior: section prior + lead, position and title priors − unsupported penalty."""
     focus: tuple[bool, ...]
     """Whether the unit mentions a focus term."""
     answer: tuple[bool, ...]
@@ -147,6 +149,7 @@ def pack(
     embed: EmbedFn | None = None,
     query_vector: np.ndarray | None = None,
     neighbors: NeighborFn | None = None,
+    chunk_support: Mapping[str, float] | None = None,
 ) -> PackResult:
     """Pack the evidence into a cited context of at most ``budget`` tokens.
 
@@ -169,6 +172,11 @@ def pack(
         query_vector: Embedding of the question (computed with ``embed`` when None).
         neighbors: Accessor for adjacent chunks of a document, to grow spans beyond the
             evidence chunks (ignored by the ``bubble`` strategy).
+        chunk_support: How well each evidence chunk serves the question's needs, in
+            [0, 1], keyed by chunk id. Units of a chunk below ``min_need_support`` get
+            the ``unsupported_penalty``; a neighbour chunk takes its document's best
+            support. None (no signal, e.g. a corpus without a need ledger) penalises
+            nothing, and neither does a document with no entry in the mapping.
 
     Returns:
         The :class:`PackResult`. A budget too small for any span gives an empty context
@@ -199,6 +207,7 @@ def pack(
         answer_type=answer_type,
         vectors=vectors,
         query_vector=qvec,
+        chunk_support=chunk_support,
     )
     spans, gaps = _candidates(docs, scores, config, vectors)
     return _select_and_render(
@@ -216,6 +225,7 @@ def score_units(
     answer_type: str | None = None,
     vectors: np.ndarray | None = None,
     query_vector: np.ndarray | None = None,
+    chunk_support: Mapping[str, float] | None = None,
 ) -> UnitScores:
     """Score units (see the module docstring for the equations).
 
@@ -231,6 +241,8 @@ def score_units(
             None) is replaced by the one inferred from the question's wording.
         vectors: Unit embeddings (rows aligned with ``units``) or None.
         query_vector: Question embedding or None.
+        chunk_support: Need support of the evidence chunks in [0, 1] by chunk id (see
+            :func:`pack`), or None for no support signal.
 
     Returns:
         The components, aligned with ``units``.
@@ -275,6 +287,7 @@ def score_units(
         any(t is not None and o != u.doc_id and t in p for o, t in titles.items())
         for u, p in zip(units, phrases, strict=True)
     ]
+    unsupported = _unsupported_chunks(units, chunk_support, config.min_need_support)
     prior = [
         section_prior(section_label(u.section, u.title), config.section_priors)
         + (config.lead_prior if u.lead else 0.0)
@@ -284,6 +297,7 @@ def score_units(
             else 0.0
         )
         + config.title_prior * title_hits[u.doc_id]
+        - (config.unsupported_penalty if unsupported[u.chunk_id] else 0.0)
         for u in units
     ]
     focus_sets = focus_term_sets(focus_terms)
@@ -306,6 +320,30 @@ def score_units(
         tuple(unit_terms),
         tuple(content),
     )
+
+
+def _unsupported_chunks(
+    units: Sequence[Unit], chunk_support: Mapping[str, float] | None, min_support: float
+) -> dict[str, bool]:
+    """Whether each unit's chunk serves the question's needs less than ``min_support``.
+
+    A chunk absent from ``chunk_support`` (a fetched neighbour) takes the best support
+    of its document's assessed chunks: it continues the same text. Without any signal
+    (None, or a document none of whose chunks was assessed) nothing is unsupported.
+    """
+    if chunk_support is None:
+        return dict.fromkeys((u.chunk_id for u in units), False)
+    best_in_doc: dict[str, float] = {}
+    for u in units:
+        if u.chunk_id in chunk_support:
+            best_in_doc[u.doc_id] = max(
+                best_in_doc.get(u.doc_id, 0.0), float(chunk_support[u.chunk_id])
+            )
+    out: dict[str, bool] = {}
+    for u in units:
+        support = chunk_support.get(u.chunk_id, best_in_doc.get(u.doc_id))
+        out[u.chunk_id] = support is not None and support < min_support
+    return out
 
 
 def _lexical_chunk_scores(
