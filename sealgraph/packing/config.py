@@ -102,12 +102,12 @@ class PackConfig(BaseModel):
     best need-item coverage (about a question entity, linked second hop, compared
     value). Without a support signal no chunk is unsupported.
     """
-    unsupported_penalty: float = Field(default=0.3, ge=0)
+    unsupported_penalty: float = Field(default=0.25, ge=0)
     """Prior subtracted from every unit of an unsupported chunk (see ``min_need_support``).
 
     A passage that serves no need is usually a distractor. Measured with
-    ``sealgraph eval`` (method seal, budget 400; 0 → 0.3): HotpotQA k=3, context
-    0.79 → 0.73 of the evidence tokens, supporting-sentence recall 0.962 → 0.953 of the
-    evidence's; where the budget binds (k=5) the room goes to better spans: 2Wiki
-    0.60 → 0.51 at 0.889 → 0.886, MuSiQue 0.53 → 0.52 at 0.780 → 0.844.
+    ``sealgraph eval`` (method seal, HotpotQA k=3, budget 400): 0 → 0.25 takes the
+    context from 0.79 to 0.74 of the evidence tokens while 0.956 of the evidence's
+    supporting sentences survive (0.3: 0.73 at 0.948, under the 0.95 floor). Numbers
+    for all three dev files are in docs/benchmarks.md.
     """

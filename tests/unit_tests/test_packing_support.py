@@ -84,7 +84,9 @@ def test_units_of_an_unsupported_chunk_lose_the_penalty_in_their_prior():
     supported = priors_by_doc(chunks, support)
     assert supported["hotel"] == plain["hotel"]
     assert supported["vale"] == plain["vale"]
-    assert supported["park"] == pytest.approx([p - 0.3 for p in plain["park"]])
+    assert supported["park"] == pytest.approx(
+        [p - PackConfig().unsupported_penalty for p in plain["park"]]
+    )
 
 
 def test_min_need_support_is_the_threshold_and_the_penalty_is_configurable():
@@ -104,7 +106,9 @@ def test_neighbour_chunks_take_their_documents_support_and_unknown_documents_non
     # Only the middle chunk of "vale" was assessed; its neighbours continue its text.
     plain = priors_by_doc(chunks, None)
     got = priors_by_doc(chunks, {"vale#1": 0.0})
-    assert got["vale"] == pytest.approx([p - 0.3 for p in plain["vale"]])
+    assert got["vale"] == pytest.approx(
+        [p - PackConfig().unsupported_penalty for p in plain["vale"]]
+    )
     assert got["park"] == plain["park"]
 
 
@@ -121,7 +125,11 @@ def test_an_unsupported_distractor_is_left_out_and_still_traced():
     plain = pack(QUESTION, chunks, budget=400, counter=COUNTER)
     assert "Marlow Park is a garden" in plain.context
     support = {"hotel#0": 1.0, "vale#0": 1.0, "park#0": 0.0}
-    result = pack(QUESTION, chunks, budget=400, counter=COUNTER, chunk_support=support)
+    # A penalty large enough to sink this distractor's lead sentence below the threshold.
+    config = PackConfig(unsupported_penalty=0.4)
+    result = pack(
+        QUESTION, chunks, budget=400, counter=COUNTER, chunk_support=support, config=config
+    )
     assert "Marlow Park is a garden" not in result.context
     assert "born in Kestow" in result.context
     assert result.tokens < plain.tokens
