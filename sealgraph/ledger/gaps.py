@@ -311,13 +311,17 @@ def cover(
             for o in others
         ):
             link = 0.8
-    if link < 1.0 and not entity_docs:
-        # Content link: both passages name the same rare person or work, which
-        # may have no page of its own in the corpus. Confirmed by the question's
-        # words around the name, it is the hop itself. Only when the question
-        # names nothing the corpus has a page for: with an anchor page, its
-        # title links are the reliable hops.
-        named = _name_link(passage, [p for p in context if p.chunk_id != passage.chunk_id], items)
+    # Content link: both passages name the same rare person or work, which may have
+    # no page of its own in the corpus. Confirmed by the question's words around the
+    # name, it is the hop itself. From anchors that link to other pages by title, the
+    # title links are the reliable hops; content links serve the anchors that link
+    # nowhere (and questions that name no page at all).
+    if entity_docs:
+        name_sources = [a for a in anchors if not (a.mentioned_docs() - entity_docs)]
+    else:
+        name_sources = [p for p in context if p.chunk_id != passage.chunk_id]
+    if link < 1.0 and name_sources:
+        named = _name_link(passage, name_sources, items)
         if named == 1.0:
             typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
             return 1.0 if typed else 0.6

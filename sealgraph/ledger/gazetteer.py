@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sealgraph.text import STOPWORDS, fold, normalize_name
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_MAX_KEY_WORDS = 10
+_MAX_KEY_WORDS = 16
 
 # Alias kinds in decreasing reliability; a mention keeps the best kind it matched.
 # Headings rank below a document's own names: a glossary heading "PPT" must not

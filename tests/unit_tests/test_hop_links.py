@@ -154,3 +154,44 @@ def test_gap_round_trips_its_hops():
     )
     back = Gap.from_dict(gap.to_dict())
     assert back.hops == gap.hops and back.targets == gap.targets
+
+
+def test_a_lower_case_attribute_noun_is_not_a_question_entity():
+    gazetteer = Gazetteer(
+        [
+            ("y", "Year"),
+            ("fb", "The First Blast of the Trumpet Against the Monstruous Regiment of Women"),
+        ]
+    )
+    needs = question_needs(
+        "What year did the author of The First Blast of the Trumpet Against the Monstruous "
+        "Regiment of Women die?",
+        gazetteer,
+    )
+    # A twelve-word title is matched whole; the asked "year" is no entity.
+    assert [e.targets for e in needs.entities] == [("fb",)]
+
+
+def test_content_links_serve_anchors_without_title_links():
+    gazetteer = Gazetteer([("w", "The Work"), ("b", "Bible")])
+
+    def f(chunk_id, doc_id, title, text):
+        chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
+        return passage_features(chunk, gazetteer)
+
+    question = "What year did the author of The Work die?"
+    needs = question_needs(question, gazetteer)
+    items = need_items(needs)
+    bridge = next(i for i in items if i.kind == "bridge")
+    hop = f("h#0", "h", "Church history", "Ada Quill (1505-1572) was a reformer who died in 1572.")
+    plain = f("w#0", "w", "The Work", "The Work gives the year its author Ada Quill wrote it.")
+    linked = f(
+        "w#0",
+        "w",
+        "The Work",
+        "The Work gives the year its author Ada Quill wrote it. It cites the Bible.",
+    )
+    # The anchor names the author only by a name without a page: the content link counts.
+    assert cover(bridge, hop, [plain, hop], items) >= MET
+    # An anchor that links to other pages by title keeps to its title links.
+    assert cover(bridge, hop, [linked, hop], items) < MET
