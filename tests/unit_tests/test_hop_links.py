@@ -195,3 +195,15 @@ def test_content_links_serve_anchors_without_title_links():
     assert cover(bridge, hop, [plain, hop], items) >= MET
     # An anchor that links to other pages by title keeps to its title links.
     assert cover(bridge, hop, [linked, hop], items) < MET
+
+
+def test_corpus_knowledge_keeps_rare_names_without_a_page(tiny_index):
+    from sealgraph.ledger.knowledge import knowledge_for
+
+    kn = knowledge_for(tiny_index)
+    studio = tiny_index.lookup_title("Northwind Studio")[0]
+    names = {k for _, k in kn.features([studio])[0].names}
+    # "Tomas Greyhill" has no page: a content link; "Port Ellis" has one: a title link.
+    assert "tomas greyhill" in names
+    assert "port ellis" not in names
+    assert kn.distinctive_name("tomas greyhill")
