@@ -71,6 +71,10 @@ class PassageFeatures:
     (named in few passages of the corpus) are kept: two passages naming the same
     rare person are linked even when neither is that person's page."""
 
+    def words_of_sentence(self, i: int) -> frozenset[str]:
+        """Stemmed content words of sentence ``i`` (the whole passage's when unknown)."""
+        return self.sentence_words[i] if i < len(self.sentence_words) else self.words
+
     def words_of_topic(self) -> frozenset[str]:
         """Stemmed words of the passage's own title."""
         return stemmed_terms(self.title)
@@ -173,8 +177,8 @@ def proper_names(text: str) -> list[tuple[int, str]]:
     """Return ``(start, key)`` of every capitalised run of two or more words.
 
     Words must be separated by spaces only (a comma or bracket ends a name), and
-    lower-case connectors may join capitalised words. A sentence-initial stopword
-    ("The", "In") is not part of the name.
+    lower-case connectors may join capitalised words. Leading words that open a
+    sentence or clause ("The", "In", "His") are not part of the name.
     """
     out: list[tuple[int, str]] = []
     run: list[tuple[str, int, int, bool]] = []

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.needs import ATTRIBUTE_NOUNS, QuestionNeeds
 from sealgraph.text import STOPWORDS, content_words, stem, stemmed_terms
 
 MET = 0.85
@@ -210,35 +210,6 @@ _ROLE_PATTERNS = (
     re.compile(r"['’]s\s+([a-z]+)\b", re.I),
     re.compile(r"\bwhose\s+([a-z]+)\b", re.I),
 )
-# Attribute nouns name a value, not a related entity ("the place of birth").
-_NOT_ROLES = frozenset(
-    [
-        "place",
-        "date",
-        "year",
-        "name",
-        "city",
-        "country",
-        "nationality",
-        "time",
-        "number",
-        "type",
-        "kind",
-        "part",
-        "one",
-        "first",
-        "last",
-        "same",
-        "birth",
-        "death",
-        "age",
-        "title",
-        "height",
-        "population",
-        "size",
-        "capital",
-    ]
-)
 
 
 def role_terms(question: str) -> tuple[str, ...]:
@@ -247,7 +218,7 @@ def role_terms(question: str) -> tuple[str, ...]:
     for pattern in _ROLE_PATTERNS:
         for m in pattern.finditer(question):
             word = m.group(1).lower()
-            if word not in _NOT_ROLES and word not in STOPWORDS:
+            if word not in ATTRIBUTE_NOUNS and word not in STOPWORDS:
                 found.append(stem(word))
     return tuple(dict.fromkeys(found))
 
@@ -295,8 +266,7 @@ def cover(
         if any(passage.doc_id in r for r in role_docs):
             # The anchor names this passage's subject in the asked role
             # ("directed by X"): the second hop, whatever words X's own page uses.
-            typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
-            return 1.0 if typed else 0.6
+            return _confirmed_hop(item, passage)
         side_link = any(role_docs)
     if any(passage.doc_id in a.mentioned_docs() for a in anchors):
         # When the anchor names someone else in the asked role, this is a side link.
@@ -323,8 +293,7 @@ def cover(
     if link < 1.0 and name_sources:
         named = _name_link(passage, name_sources, items)
         if named == 1.0:
-            typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
-            return 1.0 if typed else 0.6
+            return _confirmed_hop(item, passage)
         if not link:
             link = named
     if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
@@ -339,6 +308,12 @@ def cover(
             residual = residual or terms
             link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
     return link
+
+
+def _confirmed_hop(item: NeedItem, passage: PassageFeatures) -> float:
+    """Coverage of a confirmed hop: full, or 0.6 when it lacks the asked value type."""
+    typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
+    return 1.0 if typed else 0.6
 
 
 def _question_words(items: Sequence[NeedItem]) -> set[str]:
@@ -362,9 +337,10 @@ def _name_link(
 ) -> float:
     """Strength of a content link: ``passage`` and one of ``others`` name the same hop.
 
-    1.0 when the other passage names it in a sentence that shares at least two
-    question words besides the name ("the mother of Leslie Knope (Amy Poehler)"),
-    0.8 for any other shared name the question does not state, else 0.
+    1.0 when the other passage names it in a sentence holding at least two of the
+    question's relation words besides the name's and its own title's ("the mother of
+    Leslie Knope (Amy Poehler)"), 0.8 for any other shared name the question does not
+    state, else 0.
     """
     own = passage.name_keys()
     if not own:
@@ -384,7 +360,7 @@ def _name_link(
             if key not in shared:
                 continue
             best = max(best, 0.8)
-            words = o.sentence_words[sent] if sent < len(o.sentence_words) else o.words
+            words = o.words_of_sentence(sent)
             if len((words & relation) - set(stemmed_terms(key)) - o.words_of_topic()) >= 2:
                 return 1.0
     return best
@@ -511,7 +487,7 @@ def bridge_targets(
             doc = m.targets[0]
             if doc in in_set or doc in entity_docs:
                 continue
-            sent_words = p.sentence_words[sent] if sent < len(p.sentence_words) else p.words
+            sent_words = p.words_of_sentence(sent)
             overlap = len(rel & sent_words)
             score = anchor_bonus * (1.0 + 0.1 * overlap) + (0.2 if m.kind == "title" else 0.0)
             scored[doc] = max(scored.get(doc, 0.0), score)
@@ -544,7 +520,7 @@ def bridge_names(
         for sent, key in p.names:
             if key in in_set or not _hop_name(key, qwords):
                 continue
-            sent_words = p.sentence_words[sent] if sent < len(p.sentence_words) else p.words
+            sent_words = p.words_of_sentence(sent)
             score = len(qwords & sent_words)
             if score and score > scored.get(key, (0.0, ""))[0]:
                 rest = [w for w in needs.relation_terms if stem(w) not in sent_words]

@@ -31,8 +31,9 @@ _COMPARATIVE = re.compile(
 _TRAILING_CHOICE = re.compile(r"^(which|who|whom|whose|what)\b.*\bor\b[^,;:]*\?*\s*$")
 _RELATING = re.compile(r"\b(both|same|common|either|neither|compared?|different)\b", re.I)
 _CONNECT = frozenset({"of", "the", "and", "de", "von", "van", "der", "du", "la", "le", "&", "y"})
-# Lower-case nouns that name the value asked for, never an entity of the question.
-_ASKED_ATTRIBUTES = frozenset(
+# Nouns that name a value the question asks for ("what year", "the place of birth"),
+# never an entity of the question nor a role linking its hops.
+ATTRIBUTE_NOUNS = frozenset(
     [
         "year",
         "date",
@@ -48,6 +49,19 @@ _ASKED_ATTRIBUTES = frozenset(
         "age",
         "number",
         "language",
+        "type",
+        "kind",
+        "part",
+        "one",
+        "first",
+        "last",
+        "same",
+        "birth",
+        "death",
+        "title",
+        "height",
+        "size",
+        "capital",
     ]
 )
 
@@ -254,7 +268,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     for mention in gazetteer.find_mentions(question, min_kind="acronym"):
         if any(a < mention.end and mention.start < b for a, b in covered):
             continue
-        if not mention.capitalized and mention.key in _ASKED_ATTRIBUTES:
+        if not mention.capitalized and mention.key in ATTRIBUTE_NOUNS:
             continue  # "What year did..." asks for a value; a page titled "Year" is not meant
         found.append(
             (mention.start, NeedEntity(mention.surface, mention.key, mention.targets, "gazetteer"))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from test_packing_pack import make_doc
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import NeedItem
 from sealgraph.packing import PackConfig, collect_units, pack, score_units
 from sealgraph.pipeline import need_support
 from sealgraph.tokens import token_counter
-from sealgraph.types import Chunk
 
 COUNTER = token_counter()
 
@@ -33,31 +33,7 @@ QUESTION = "Where was the architect of the Grand Marlow hotel in Aldport born?"
 
 def make_chunks(doc_id, title, sentences, per_chunk=None):
     """Zero-overlap chunks of one document, ``per_chunk`` sentences each."""
-    per_chunk = per_chunk or len(sentences)
-    chunks, offset = [], 0
-    for order, first in enumerate(range(0, len(sentences), per_chunk)):
-        group = sentences[first : first + per_chunk]
-        text = "".join(group)
-        spans, at = [], 0
-        for s in group:
-            spans.append((at, at + len(s)))
-            at += len(s)
-        chunks.append(
-            Chunk(
-                chunk_id=f"{doc_id}#{order}",
-                doc_id=doc_id,
-                title=title,
-                section=(),
-                order=order,
-                start=offset,
-                end=offset + len(text),
-                text=text,
-                n_tokens=COUNTER.count(text),
-                sentences=tuple(spans),
-            )
-        )
-        offset += len(text)
-    return chunks
+    return make_doc(doc_id, title, sentences, per_chunk=per_chunk)[1]
 
 
 def evidence():
