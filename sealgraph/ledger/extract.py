@@ -107,6 +107,18 @@ class PassageFeatures:
             return frozenset()
         return _role_linked_docs(self.chunk_id, self.text, self.mentions, terms)
 
+    def role_named_keys(self, terms: frozenset[str]) -> frozenset[str]:
+        """Keys of the passage's proper names written right after one of ``terms``.
+
+        The content-link counterpart of :meth:`role_linked_docs` for names with no
+        page of their own: "a polemical work by the Scottish reformer John Knox" names
+        John Knox in the role "by". Only names in :attr:`names` count (the distinctive
+        ones, once filtered by the corpus knowledge).
+        """
+        if not terms or not self.names:
+            return frozenset()
+        return _role_named_keys(self.chunk_id, self.text, frozenset(self.name_keys()), terms)
+
 
 # Lower-case words allowed inside a proper name ("Bank of England", "Vincent van Gogh").
 _NAME_CONNECTORS = frozenset(
@@ -227,7 +239,7 @@ def proper_names(text: str) -> list[tuple[int, str]]:
 # How far a role word may sit from the name it introduces ("was directed by X").
 _ROLE_WORDS_BEFORE = 4
 _ROLE_WORDS_AFTER = 1
-_ROLE_CACHE: dict[tuple[str, str, frozenset[str]], frozenset[str]] = {}
+_ROLE_CACHE: dict[tuple, frozenset[str]] = {}
 _ROLE_CACHE_MAX = 50_000
 
 
@@ -245,10 +257,8 @@ def _role_linked_docs(
     for _, m in mentions:
         if len(m.targets) != 1:
             continue
-        # Stop at a sentence end: a role word of the previous sentence says nothing.
-        before = re.split(r"[.;!?]\s", text[max(0, m.start - 80) : m.start])[-1]
         after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
-        near = words(before)[-_ROLE_WORDS_BEFORE:] + words(after)[:_ROLE_WORDS_AFTER]
+        near = _words_before(text, m.start) + words(after)[:_ROLE_WORDS_AFTER]
         if any(stem(w) in terms for w in near):
             docs.add(m.targets[0])
     out = frozenset(docs)
@@ -256,6 +266,31 @@ def _role_linked_docs(
         _ROLE_CACHE.clear()
     _ROLE_CACHE[key] = out
     return out
+
+
+def _role_named_keys(
+    chunk_id: str, text: str, keys: frozenset[str], terms: frozenset[str]
+) -> frozenset[str]:
+    key = ("names", chunk_id, text, keys, terms)
+    hit = _ROLE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    found = set()
+    for start, name in proper_names(text):
+        if name in keys and any(stem(w) in terms for w in _words_before(text, start)):
+            found.add(name)
+    out = frozenset(found)
+    if len(_ROLE_CACHE) >= _ROLE_CACHE_MAX:
+        _ROLE_CACHE.clear()
+    _ROLE_CACHE[key] = out
+    return out
+
+
+def _words_before(text: str, start: int) -> list[str]:
+    """Return the last few words before ``start`` within its sentence."""
+    # Stop at a sentence end: a role word of the previous sentence says nothing.
+    before = re.split(r"[.;!?]\s", text[max(0, start - 80) : start])[-1]
+    return words(before)[-_ROLE_WORDS_BEFORE:]
 
 
 def _sentence_of(spans: tuple[tuple[int, int], ...], pos: int) -> int:

@@ -212,6 +212,41 @@ _ROLE_PATTERNS = (
 )
 
 
+# Roles of a maker: a work names its maker after "by" ("a novel by X", "a painting
+# by X"), whatever the role noun the question uses.
+_AGENT_ROLES = frozenset(
+    stem(w)
+    for w in (
+        "author",
+        "writer",
+        "creator",
+        "composer",
+        "director",
+        "painter",
+        "artist",
+        "producer",
+        "founder",
+        "designer",
+        "architect",
+        "developer",
+        "inventor",
+        "sculptor",
+        "photographer",
+        "illustrator",
+        "lyricist",
+        "songwriter",
+        "singer",
+        "performer",
+    )
+)
+
+
+_BY = frozenset({"by"})
+# Ranking bonus of a hop name given in the asked role: less than one shared
+# question word, so it breaks ties between names of one sentence.
+_ROLE_NAME_BONUS = 0.5
+
+
 def role_terms(question: str) -> tuple[str, ...]:
     """Stemmed role nouns the question links its hops by ("director", "husband")."""
     found = []
@@ -262,12 +297,21 @@ def cover(
     anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
     side_link = False
     if item.roles:
-        role_docs = [a.role_linked_docs(frozenset(item.roles)) for a in anchors]
+        roles = frozenset(item.roles)
+        role_docs = [a.role_linked_docs(roles) for a in anchors]
         if any(passage.doc_id in r for r in role_docs):
             # The anchor names this passage's subject in the asked role
             # ("directed by X"): the second hop, whatever words X's own page uses.
             return _confirmed_hop(item, passage)
         side_link = any(role_docs)
+        # The same for a person or work with no page of its own ("a polemical work by
+        # John Knox"): a passage naming them is the second hop. Unlike the other
+        # content links below, this holds from any anchor, title links or not.
+        role_named = set().union(
+            *(_role_names(a, roles, r) for a, r in zip(anchors, role_docs, strict=True))
+        )
+        if role_named & (passage.name_keys() - {passage.topic}):
+            return _confirmed_hop(item, passage)
     if any(passage.doc_id in a.mentioned_docs() for a in anchors):
         # When the anchor names someone else in the asked role, this is a side link.
         link = 0.7 if side_link else 1.0
@@ -308,6 +352,21 @@ def cover(
             residual = residual or terms
             link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
     return link
+
+
+def _role_names(
+    anchor: PassageFeatures, roles: frozenset[str], role_docs: frozenset[str]
+) -> frozenset[str]:
+    """Names (with no page of their own) the anchor gives in the asked role.
+
+    "painted by X" when the question asks for a painter: the role word itself next to
+    the name, or, for a maker's role ("author", "creator"), plain "by" when the anchor
+    names nobody next to the role word, by name or by page.
+    """
+    named = anchor.role_named_keys(roles) - {anchor.topic}
+    if not named and not role_docs and roles & _AGENT_ROLES:
+        named = anchor.role_named_keys(_BY) - {anchor.topic}
+    return named
 
 
 def _confirmed_hop(item: NeedItem, passage: PassageFeatures) -> float:
@@ -515,13 +574,17 @@ def bridge_names(
     anchors = [p for p in passages if p.doc_id in entity_docs] or list(passages)
     qwords = _question_words(items) | set(stemmed_terms(needs.question))
     in_set = {p.topic for p in passages}
+    roles = frozenset(next((it.roles for it in items if it.roles), ()))
     scored: dict[str, tuple[float, str]] = {}
     for p in anchors:
+        # A name given in the asked role ("a painting by X" for "the creator of")
+        # beats other names of an equally relevant sentence.
+        in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
         for sent, key in p.names:
             if key in in_set or not _hop_name(key, qwords):
                 continue
             sent_words = p.words_of_sentence(sent)
-            score = len(qwords & sent_words)
+            score = len(qwords & sent_words) + (_ROLE_NAME_BONUS if key in in_role else 0.0)
             if score and score > scored.get(key, (0.0, ""))[0]:
                 rest = [w for w in needs.relation_terms if stem(w) not in sent_words]
                 scored[key] = (score, " ".join(rest[:4]))

@@ -16,6 +16,7 @@ from sealgraph.ledger.gaps import (
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.microqueries import micro_queries
 from sealgraph.ledger.needs import question_needs
+from sealgraph.text import stem
 from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer(
@@ -184,17 +185,71 @@ def test_content_links_serve_anchors_without_title_links():
     items = need_items(needs)
     bridge = next(i for i in items if i.kind == "bridge")
     hop = f("h#0", "h", "Church history", "Ada Quill (1505-1572) was a reformer who died in 1572.")
-    plain = f("w#0", "w", "The Work", "The Work gives the year its author Ada Quill wrote it.")
+    plain = f(
+        "w#0",
+        "w",
+        "The Work",
+        "The Work states the year of its author; critics such as Ada Quill cite it.",
+    )
     linked = f(
         "w#0",
         "w",
         "The Work",
-        "The Work gives the year its author Ada Quill wrote it. It cites the Bible.",
+        "The Work states the year of its author; critics such as Ada Quill cite it. It cites the Bible.",
     )
-    # The anchor names the author only by a name without a page: the content link counts.
+    # The anchor names someone only by a name without a page: the content link counts.
     assert cover(bridge, hop, [plain, hop], items) >= MET
-    # An anchor that links to other pages by title keeps to its title links.
+    # An anchor that links to other pages by title keeps to its title links...
     assert cover(bridge, hop, [linked, hop], items) < MET
+    # ...unless it names the person in the asked role.
+    in_role = f(
+        "w#0", "w", "The Work", "The Work is a tract by the reformer Ada Quill. It cites the Bible."
+    )
+    assert cover(bridge, hop, [in_role, hop], items) == 1.0
+
+
+def test_role_named_keys_reads_the_words_before_a_name():
+    chunk_text = "A 1943 painting by the British painter Laura Knight, shown with Ruby Loftus."
+    chunk = Chunk("r#0", "r", "Ruby", (), 0, 0, len(chunk_text), chunk_text, 10, ())
+    f = passage_features(chunk, Gazetteer([]))
+    assert f.role_named_keys(frozenset({stem("painter")})) == frozenset({"laura knight"})
+    assert f.role_named_keys(frozenset({"by"})) == frozenset({"laura knight"})
+    assert f.role_named_keys(frozenset({"direct"})) == frozenset()
+
+
+def test_plain_by_stands_for_a_makers_role_only_when_the_role_word_is_absent():
+    gazetteer = Gazetteer([("w", "The Work"), ("c", "Cal Drew")])
+
+    def f(chunk_id, doc_id, title, text):
+        chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
+        return passage_features(chunk, gazetteer)
+
+    hop = f("h#0", "h", "Guild", "Ada Quill (1505-1572) led the guild.")
+    by_only = f("w#0", "w", "The Work", "The Work is a tract by Ada Quill.")
+    directed = f("w#0", "w", "The Work", "The Work is a film directed by Cal Drew, by Ada Quill.")
+    for question, expected in (
+        ("What year did the author of The Work die?", 1.0),  # a maker: "by" will do
+        ("What year did the sister of The Work die?", None),  # not a maker
+    ):
+        items = need_items(question_needs(question, gazetteer))
+        bridge = next(i for i in items if i.kind == "bridge")
+        got = cover(bridge, hop, [by_only, hop], items)
+        assert got == expected if expected else got < 1.0
+    # When the anchor names the director by the role word, a plain "by" is not the director.
+    items = need_items(question_needs("What year did the director of The Work die?", gazetteer))
+    bridge = next(i for i in items if i.kind == "bridge")
+    assert cover(bridge, hop, [directed, hop], items) < 1.0
+
+
+def test_a_name_given_in_the_asked_role_is_the_first_hop_to_ask_about():
+    gazetteer = Gazetteer([("w", "The Work")])
+    text = "The Work is a tract by Zed Young, kept at Alder House Library."
+    chunk = Chunk("w#0", "w", "The Work", (), 0, 0, len(text), text, 10, ((0, len(text)),))
+    anchor = passage_features(chunk, gazetteer)
+    needs = question_needs("Who was married to the creator of The Work?", gazetteer)
+    hops = bridge_names(needs, need_items(needs), [anchor])
+    # Both names share the sentence; alphabetical order alone would put Alder first.
+    assert [h[0] for h in hops] == ["zed young", "alder house library"]
 
 
 def test_corpus_knowledge_keeps_rare_names_without_a_page(tiny_index):
