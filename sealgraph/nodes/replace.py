@@ -6,7 +6,7 @@ from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.ledger.replacement import Slot, expansion_step, replacement_step
-from sealgraph.ledger.utility import score_set, utility
+from sealgraph.ledger.utility import UtilityScore, score_set, utility
 from sealgraph.nodes._common import EventWriter
 
 
@@ -24,8 +24,16 @@ def replace(state, ctx, cfg, config) -> dict:
     relevance = kn.relevance(needs.question, ids_all)
     weights = cfg.utility
 
+    scores: dict[tuple[str, tuple[str, ...]], UtilityScore] = {}
+
     def score_candidate(cid, set_ids):
-        return utility(feats[cid], [feats[i] for i in set_ids], items, relevance, weights)
+        # Memoised: the log below re-reads the scores the first decision computed.
+        key = (cid, tuple(set_ids))
+        if key not in scores:
+            scores[key] = utility(
+                feats[cid], [feats[i] for i in set_ids], items, relevance, weights
+            )
+        return scores[key]
 
     def score_members(set_ids):
         return score_set([feats[i] for i in set_ids], items, relevance, weights)
@@ -54,8 +62,13 @@ def replace(state, ctx, cfg, config) -> dict:
             blocklist=blocklist,
         )
     base_ids = [s.chunk_id for s in slots]
+    # Log every candidate against the set the first decision scored them against
+    # (the set without its victim, when there was one).
+    first_victim = result.decisions[0].victim if result.decisions else None
+    against = [i for i in base_ids if i != first_victim]
     scored = sorted(
-        (score_candidate(c, base_ids) for c in pool), key=lambda s: (-s.total, s.chunk_id)
+        (score_candidate(c, against) for c in pool if c not in base_ids),
+        key=lambda s: (-s.total, s.chunk_id),
     )
     w.add(
         "candidates",
@@ -64,6 +77,7 @@ def replace(state, ctx, cfg, config) -> dict:
         else "no candidates",
         {
             "scores": [s.to_dict() for s in scored],
+            "against": against,
             "incumbents": [s.to_dict() for s in score_members(base_ids).values()],
         },
     )
