@@ -197,7 +197,8 @@ def need_items(
 # "whose composer", "the performer of". The compared value then sits one hop away.
 _RELATED_ROLE = re.compile(
     r"\b(?:has|have|had|with)\s+the\s+[a-z]+\s+(?:who|that|born|died|of)\b"
-    r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b",
+    r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b"
+    r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b",
     re.I,
 )
 

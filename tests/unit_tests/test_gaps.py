@@ -114,6 +114,18 @@ def test_number_question_comparison_needs_numbers():
     ]
 
 
+def test_comparison_with_a_role_of_a_named_entity_needs_the_hop_to_it():
+    # "the same age as the director of X": the compared value belongs to X's director.
+    items = need_items(
+        needs("Who at the Toronto Office is the same age as the director of Groundhog Day?")
+    )
+    bridges = [(i.key, i.roles) for i in items if i.kind == "bridge"]
+    assert ("groundhog day", ("direct",)) in bridges
+    # Without the role phrase the two entities are compared directly.
+    plain = need_items(needs("Is the Toronto Office the same age as Groundhog Day?"))
+    assert not [i for i in plain if i.kind == "bridge"]
+
+
 def test_comparison_without_a_compared_value_has_no_qualifier_needs():
     items = hard(need_items(needs("Are the Toronto Office and the Lisbon Office in Canada?")))
     assert {i.kind for i in items} == {"entity", "mention"}
