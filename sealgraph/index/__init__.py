@@ -44,6 +44,7 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import WarnFn, warn_stderr
+from sealgraph.ledger.knowledge import TABLES_FILE
 from sealgraph.text import normalize_name
 from sealgraph.types import Chunk, Document, Hit
 
@@ -144,6 +145,8 @@ def load_index(
     required = [DOCSTORE_FILE, *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES)]
     if info:
         required.extend(DENSE_FILES)
+    if TABLES_FILE in manifest["files"]:  # optional: indexes built by earlier versions lack it
+        required.append(TABLES_FILE)
     verify_files(path, manifest, tuple(required))
     try:
         documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)

@@ -45,6 +45,7 @@ from sealgraph.index._manifest import (
 from sealgraph.index._store import DOCSTORE_FILE, read_chunk_hashes, write_docstore
 from sealgraph.index.embedders import ENABLE_DENSE_HINT, Embedder, normalize_rows, resolve_embedder
 from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
+from sealgraph.ledger.knowledge import TABLES_FILE, write_corpus_tables
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
@@ -121,6 +122,9 @@ def build_index_dir(
         write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes)
         (tmp / LEXICAL_DIR).mkdir()
         LexicalIndex.build(texts).save(tmp / LEXICAL_DIR)
+        # Corpus statistics of the offline reasoner (word and name frequencies), so
+        # the first question does not pay a pass over the whole corpus.
+        write_corpus_tables(tmp / TABLES_FILE, chunks)
         n_reused = n_new = 0
         embedder_info = None
         if resolved is not None:

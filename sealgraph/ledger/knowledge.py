@@ -8,21 +8,101 @@ so a question only pays for the passages it touches for the first time.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 from sealgraph.text import stemmed_terms
+from sealgraph.types import Chunk
 
 # A proper name links passages when at most this many of them name it (the larger
 # of an absolute floor and a share of the corpus).
 _MIN_NAME_DF = 5
 _NAME_DF_SHARE = 0.003
+
+TABLES_FILE = "knowledge.json"
+"""File of an index directory holding the corpus tables (see :func:`corpus_tables`)."""
+TABLES_VERSION = 1
+"""Version of the tables' content: bump it whenever :func:`sealgraph.text.stemmed_terms`
+or :func:`sealgraph.ledger.extract.proper_names` change what they return, so tables
+written by an older build are recomputed instead of trusted."""
+
+
+def term_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
+    """Count the chunks whose title or text holds each stemmed word."""
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for t in stemmed_terms(chunk.title + " " + chunk.text):
+            df[t] = df.get(t, 0) + 1
+    return df
+
+
+def name_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
+    """Count the chunks whose text writes each proper name (see ``proper_names``)."""
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for k in {k for _, k in proper_names(chunk.text)}:
+            df[k] = df.get(k, 0) + 1
+    return df
+
+
+def corpus_tables(chunks: Sequence[Chunk]) -> dict[str, Any]:
+    """Corpus statistics the offline reasoner needs, computed once at index time.
+
+    Word document frequencies (for IDF weights) and proper-name document
+    frequencies (for :meth:`CorpusKnowledge.distinctive_name`). Names named in at
+    most ``_MIN_NAME_DF`` chunks are left out: they are distinctive at any corpus size.
+
+    Returns:
+        A JSON-safe dict: ``version``, ``n_chunks``, ``term_df``, ``name_df``.
+
+    """
+    names = name_document_frequencies(chunks)
+    return {
+        "version": TABLES_VERSION,
+        "n_chunks": len(chunks),
+        "term_df": term_document_frequencies(chunks),
+        "name_df": {k: v for k, v in names.items() if v > _MIN_NAME_DF},
+    }
+
+
+def write_corpus_tables(path: Path, chunks: Sequence[Chunk]) -> None:
+    """Write :func:`corpus_tables` as JSON (sorted keys: equal corpora, equal files)."""
+    text = json.dumps(corpus_tables(chunks), sort_keys=True, ensure_ascii=False)
+    path.write_text(text, encoding="utf-8")
+
+
+def _stored_tables(index) -> dict[str, Any] | None:
+    """Return the tables an index was built with, or None (older index, other version).
+
+    The file was checksum-verified when the index was loaded; anything unexpected
+    here only means the tables are recomputed from the chunks on first use.
+    """
+    path = getattr(index, "path", None)
+    files = (getattr(index, "manifest", None) or {}).get("files") or {}
+    if path is None or TABLES_FILE not in files:
+        return None
+    try:
+        tables = json.loads((Path(path) / TABLES_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if (
+        not isinstance(tables, dict)
+        or tables.get("version") != TABLES_VERSION
+        or tables.get("n_chunks") != index.n_chunks
+        or not isinstance(tables.get("term_df"), dict)
+        or not isinstance(tables.get("name_df"), dict)
+    ):
+        return None
+    return tables
 
 
 class CorpusKnowledge:
@@ -47,8 +127,10 @@ class CorpusKnowledge:
                 aliases.extend((doc_id, a) for a in declared_aliases(title, first[0].text))
         self.gazetteer = Gazetteer(titles, headings, aliases)
         self._features: dict[str, PassageFeatures] = {}
-        self._df: dict[str, int] | None = None
-        self._name_df: dict[str, int] | None = None
+        # Built at index time when the index has them; else on first use.
+        tables = _stored_tables(index)
+        self._df: dict[str, int] | None = tables["term_df"] if tables else None
+        self._name_df: dict[str, int] | None = tables["name_df"] if tables else None
         self._lock = threading.Lock()
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
@@ -75,14 +157,11 @@ class CorpusKnowledge:
         """Tell whether a proper name is rare enough in the corpus to link passages.
 
         "Amy Poehler" named in three passages links them; "United States" named in
-        hundreds links nothing. Name frequencies are counted on first use (one pass
-        over the chunks) and cached.
+        hundreds links nothing. Name frequencies come from the index's stored tables
+        (:data:`TABLES_FILE`), or are counted on first use (one pass over the chunks).
         """
         if self._name_df is None:
-            df: dict[str, int] = {}
-            for chunk in self.index.iter_chunks():
-                for k in {k for _, k in proper_names(chunk.text)}:
-                    df[k] = df.get(k, 0) + 1
+            df = name_document_frequencies(self.index.iter_chunks())
             with self._lock:
                 self._name_df = df
         limit = max(_MIN_NAME_DF, _NAME_DF_SHARE * self.index.n_chunks)
@@ -91,13 +170,11 @@ class CorpusKnowledge:
     def idf(self, term: str) -> float:
         """Inverse document frequency of a stemmed word over the corpus's chunks.
 
-        Computed on first use (one pass over the chunks) and cached.
+        From the index's stored tables, or computed on first use (one pass over the
+        chunks) and cached.
         """
         if self._df is None:
-            df: dict[str, int] = {}
-            for chunk in self.index.iter_chunks():
-                for t in stemmed_terms(chunk.title + " " + chunk.text):
-                    df[t] = df.get(t, 0) + 1
+            df = term_document_frequencies(self.index.iter_chunks())
             with self._lock:
                 self._df = df
         n = max(1, self.index.n_chunks)
