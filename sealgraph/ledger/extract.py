@@ -108,7 +108,7 @@ class PassageFeatures:
         return _role_linked_docs(self.chunk_id, self.text, self.mentions, terms)
 
     def role_named_keys(self, terms: frozenset[str]) -> frozenset[str]:
-        """Keys of the passage's proper names written right after one of ``terms``.
+        """Keys of the passage's proper names written a few words after one of ``terms``.
 
         The content-link counterpart of :meth:`role_linked_docs` for names with no
         page of their own: "a polemical work by the Scottish reformer John Knox" names
