@@ -64,8 +64,13 @@ def pack_evidence(
     index,
     config: SealConfig,
     gaps: Sequence[Gap] = (),
+    items: Sequence[NeedItem] | None = None,
 ) -> PackResult:
-    """Pack an evidence set under ``config.budget`` with ``config.pack``."""
+    """Pack an evidence set under ``config.budget`` with ``config.pack``.
+
+    ``items`` are the question's need items when the caller has them already
+    (they give each passage's need support); None builds them from ``needs``.
+    """
     kn = knowledge_for(index)
     ids = [c.chunk_id for c in chunks]
     relevance = kn.relevance(needs.question, ids)
@@ -89,7 +94,9 @@ def pack_evidence(
         embed=embed,
         query_vector=query_vector,
         neighbors=index.neighbors,
-        chunk_support=need_support(need_items(needs, kn.idf), kn.features(ids)),
+        chunk_support=need_support(
+            items if items is not None else need_items(needs, kn.idf), kn.features(ids)
+        ),
     )
 
 
@@ -153,8 +160,9 @@ def answer_from_evidence(
     kn = knowledge_for(index)
     needs = question_needs(question, kn.gazetteer)
     feats = kn.features([c.chunk_id for c in chunks])
-    gaps = gap_spec(needs, need_items(needs, kn.idf), feats)
-    result = pack_evidence(needs, chunks, index, config, gaps)
+    items = need_items(needs, kn.idf)
+    gaps = gap_spec(needs, items, feats)
+    result = pack_evidence(needs, chunks, index, config, gaps, items)
     packed = packed_dicts(result)
     generated = reasoner.generate(needs, span_texts(packed), gaps).value
     return {
