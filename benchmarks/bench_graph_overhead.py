@@ -17,12 +17,10 @@ import json
 import statistics
 import time
 
-from langgraph.graph import END, START, StateGraph
-
 from sealgraph.config import SealConfig
-from sealgraph.graph.builder import _after_assess, _after_micro_query, _after_replace, build_graph
+from sealgraph.graph.builder import build_graph, seal_state_graph
 from sealgraph.graph.context import SealContext
-from sealgraph.graph.state import SealInput, SealOutput, SealState
+from sealgraph.graph.state import SealState
 from sealgraph.index import load_index
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
 from sealgraph.reasoning.offline import OfflineReasoner
@@ -66,18 +64,7 @@ def replay_graph():
     def node(state: SealState) -> dict:
         return dict(updates.pop(0))
 
-    g = StateGraph(SealState, input_schema=SealInput, output_schema=SealOutput)
-    for name in ("search", "extract", "assess", "micro_query", "replace", "pack", "generate"):
-        g.add_node(name, node)
-    g.add_edge(START, "search")
-    g.add_edge("search", "extract")
-    g.add_edge("extract", "assess")
-    g.add_conditional_edges("assess", _after_assess, ["micro_query", "pack"])
-    g.add_conditional_edges("micro_query", _after_micro_query, ["replace", "pack"])
-    g.add_conditional_edges("replace", _after_replace, ["extract", "pack"])
-    g.add_edge("pack", "generate")
-    g.add_edge("generate", END)
-    return g.compile(), updates
+    return seal_state_graph(lambda _fn: node).compile(), updates
 
 
 def main() -> None:

@@ -1,13 +1,16 @@
 """Build the SEAL state graph.
 
-search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
-↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
-└──── changed ←── replace ←─────┘
-└─ no swap improves ─→ pack
+The topology::
+
+    search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
+                      ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
+                      └──── changed ←── replace ←─────┘
+                                        └─ no swap improves ─→ pack
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,16 +95,35 @@ def build_graph(
     cfg = config if isinstance(config, SealConfig) else SealConfig.from_dict(config)
     default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
 
+    graph = seal_state_graph(lambda fn: _node(fn, default))
+    return graph.compile(checkpointer=checkpointer, name=name)
+
+
+NODE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
+    "search": search.search,
+    "extract": extract.extract,
+    "assess": assess.assess,
+    "micro_query": micro_query.micro_query,
+    "replace": replace.replace,
+    "pack": pack.pack,
+    "generate": generate.generate,
+}
+"""The node functions ``fn(state, ctx, cfg, config)`` by node name, in pipeline order."""
+
+
+def seal_state_graph(make_node: Callable[[Callable[..., dict[str, Any]]], Any]) -> StateGraph:
+    """Return the uncompiled SEAL topology (the diagram above).
+
+    Args:
+        make_node: Turns each node function of :data:`NODE_FUNCTIONS` into the
+            callable the graph runs (:func:`build_graph` binds the run's context).
+
+    """
     g = StateGraph(
         SealState, context_schema=SealContext, input_schema=SealInput, output_schema=SealOutput
     )
-    g.add_node("search", _node(search.search, default))
-    g.add_node("extract", _node(extract.extract, default))
-    g.add_node("assess", _node(assess.assess, default))
-    g.add_node("micro_query", _node(micro_query.micro_query, default))
-    g.add_node("replace", _node(replace.replace, default))
-    g.add_node("pack", _node(pack.pack, default))
-    g.add_node("generate", _node(generate.generate, default))
+    for name, fn in NODE_FUNCTIONS.items():
+        g.add_node(name, make_node(fn))
     g.add_edge(START, "search")
     g.add_edge("search", "extract")
     g.add_edge("extract", "assess")
@@ -110,4 +132,4 @@ def build_graph(
     g.add_conditional_edges("replace", _after_replace, ["extract", "pack"])
     g.add_edge("pack", "generate")
     g.add_edge("generate", END)
-    return g.compile(checkpointer=checkpointer, name=name)
+    return g

@@ -243,47 +243,48 @@ _ROLE_CACHE: dict[tuple, frozenset[str]] = {}
 _ROLE_CACHE_MAX = 50_000
 
 
+def _memo(key: tuple, compute) -> frozenset[str]:
+    """Return ``compute()`` cached under ``key`` in the bounded role-link cache."""
+    hit = _ROLE_CACHE.get(key)
+    if hit is None:
+        hit = compute()
+        if len(_ROLE_CACHE) >= _ROLE_CACHE_MAX:
+            _ROLE_CACHE.clear()
+        _ROLE_CACHE[key] = hit
+    return hit
+
+
 def _role_linked_docs(
     chunk_id: str,
     text: str,
     mentions: tuple[tuple[int, Mention], ...],
     terms: frozenset[str],
 ) -> frozenset[str]:
-    key = (chunk_id, text, terms)
-    hit = _ROLE_CACHE.get(key)
-    if hit is not None:
-        return hit
-    docs = set()
-    for _, m in mentions:
-        if len(m.targets) != 1:
-            continue
-        after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
-        near = _words_before(text, m.start) + words(after)[:_ROLE_WORDS_AFTER]
-        if any(stem(w) in terms for w in near):
-            docs.add(m.targets[0])
-    out = frozenset(docs)
-    if len(_ROLE_CACHE) >= _ROLE_CACHE_MAX:
-        _ROLE_CACHE.clear()
-    _ROLE_CACHE[key] = out
-    return out
+    def compute() -> frozenset[str]:
+        docs = set()
+        for _, m in mentions:
+            if len(m.targets) != 1:
+                continue
+            after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
+            near = _words_before(text, m.start) + words(after)[:_ROLE_WORDS_AFTER]
+            if any(stem(w) in terms for w in near):
+                docs.add(m.targets[0])
+        return frozenset(docs)
+
+    return _memo(("docs", chunk_id, text, terms), compute)
 
 
 def _role_named_keys(
     chunk_id: str, text: str, keys: frozenset[str], terms: frozenset[str]
 ) -> frozenset[str]:
-    key = ("names", chunk_id, text, keys, terms)
-    hit = _ROLE_CACHE.get(key)
-    if hit is not None:
-        return hit
-    found = set()
-    for start, name in proper_names(text):
-        if name in keys and any(stem(w) in terms for w in _words_before(text, start)):
-            found.add(name)
-    out = frozenset(found)
-    if len(_ROLE_CACHE) >= _ROLE_CACHE_MAX:
-        _ROLE_CACHE.clear()
-    _ROLE_CACHE[key] = out
-    return out
+    def compute() -> frozenset[str]:
+        return frozenset(
+            name
+            for start, name in proper_names(text)
+            if name in keys and any(stem(w) in terms for w in _words_before(text, start))
+        )
+
+    return _memo(("names", chunk_id, text, keys, terms), compute)
 
 
 def _words_before(text: str, start: int) -> list[str]:

@@ -14,8 +14,9 @@ def assess(state, ctx, cfg, config) -> dict:
     loop = state.get("loop", 0)
     w = EventWriter("assess", config, loop)
     needs = QuestionNeeds.from_dict(state["needs"])
-    items = need_items(needs, knowledge_for(ctx.index).idf)
-    feats = knowledge_for(ctx.index).features([s["chunk_id"] for s in state["slots"]])
+    kn = knowledge_for(ctx.index)
+    items = need_items(needs, kn.idf)
+    feats = kn.features([s["chunk_id"] for s in state["slots"]])
     outcome = ctx.reasoner.assess(needs, items, feats, EntityLedger.from_dict(state.get("ledger")))
     w.outcome_notes(outcome, "assess")
     gaps = outcome.value

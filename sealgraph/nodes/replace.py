@@ -15,8 +15,8 @@ def replace(state, ctx, cfg, config) -> dict:
     loop = state["loop"]
     w = EventWriter("replace", config, loop)
     needs = QuestionNeeds.from_dict(state["needs"])
-    items = need_items(needs, knowledge_for(ctx.index).idf)
     kn = knowledge_for(ctx.index)
+    items = need_items(needs, kn.idf)
     slots = [Slot(s["chunk_id"], s["inserted_loop"]) for s in state["slots"]]
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
     ids_all = [s.chunk_id for s in slots] + pool
