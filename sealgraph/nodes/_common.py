@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from sealgraph.config import SealConfig
+from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
 
@@ -15,11 +17,53 @@ from sealgraph.graph.events import Event, make_event
 def resolve(
     state: dict[str, Any], runtime: Any, default: SealContext
 ) -> tuple[SealContext, SealConfig]:
-    """Return the run's context (``runtime.context`` may be None) and effective config."""
-    ctx = getattr(runtime, "context", None) or default
+    """Return the run's complete context and effective config.
+
+    ``runtime.context`` may be None, a :class:`SealContext` with some fields left
+    None, or (from a JSON client) a mapping of those fields: whatever it leaves out
+    comes from ``default``, the context the graph was built with.
+    """
+    given = getattr(runtime, "context", None)
+    if isinstance(given, Mapping):
+        given = _context_from_mapping(given)
+    if given is None or given is default:
+        ctx = default
+    elif not isinstance(given, SealContext):
+        raise InputError(
+            f"the run context must be a SealContext or a mapping of its fields, "
+            f"got {type(given).__name__}"
+        )
+    else:
+        ctx = SealContext(
+            index=default.index if given.index is None else given.index,
+            reasoner=default.reasoner if given.reasoner is None else given.reasoner,
+            config=_base_config(given.config, default.config),
+        )
     overrides = state.get("config")
     cfg = ctx.config.override(overrides) if overrides else ctx.config
     return ctx, cfg
+
+
+def _context_from_mapping(fields: Mapping[str, Any]) -> SealContext:
+    unknown = sorted(set(fields) - {"index", "reasoner", "config"})
+    if unknown:
+        raise InputError(
+            f"unknown run context field(s) {', '.join(map(str, unknown))}: "
+            "a SealContext has index, reasoner and config"
+        )
+    return SealContext(**fields)
+
+
+def _base_config(given: Any, default: Any) -> SealConfig:
+    if given is None:
+        return default
+    if isinstance(given, SealConfig):
+        return given
+    if isinstance(given, Mapping):
+        return default.override(dict(given)) if given else default
+    raise InputError(
+        f"the run context's config must be a SealConfig or a dict, got {type(given).__name__}"
+    )
 
 
 class EventWriter:

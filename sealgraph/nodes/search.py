@@ -14,6 +14,14 @@ def validate_question(question: object) -> str:
     """Return the stripped question or raise :class:`InputError`."""
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        # Undecodable command-line bytes arrive as lone surrogates (PEP 383).
+        raise InputError(
+            "the question is not valid text (it holds bytes that are not UTF-8); "
+            "check the terminal's or the file's encoding"
+        ) from None
     q = " ".join(question.split())
     if len(q) > MAX_QUESTION_CHARS:
         raise InputError(

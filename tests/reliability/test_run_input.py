@@ -1,0 +1,57 @@
+"""What a run is given: the question's bytes and the run context."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_tiny_docs
+from reliability_support import assert_clear_error, run_cli
+
+from sealgraph import build_graph
+from sealgraph.errors import InputError
+from sealgraph.graph.context import SealContext
+
+QUESTION = "In which province is the town where Northwind Studio was founded?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    from sealgraph.index import build_index
+
+    root = tmp_path_factory.mktemp("input")
+    return build_index(write_tiny_docs(root / "docs"), root / "idx", embedder="none", warn=print)
+
+
+def test_invalid_utf8_in_a_command_line_question_is_a_clear_error(index, tmp_path):
+    result = run_cli(
+        "ask", b"Where is Port Ellis \xff\xfe?", "--index", str(index.path),
+        "--db", str(tmp_path / "runs.sqlite"),
+    )
+    assert_clear_error(result, "not valid text")
+
+
+def test_lone_surrogates_in_an_api_question_are_a_clear_error(index):
+    with pytest.raises(InputError, match="not valid text"):
+        build_graph(index=index).invoke({"question": "Where is Port Ellis \udcff?"})
+
+
+@pytest.mark.parametrize("context", [{}, None, SealContext()], ids=["empty-dict", "none", "empty"])
+def test_an_empty_run_context_runs_the_built_graph(index, context):
+    graph = build_graph(index=index, config={"k": 2})
+    expected = graph.invoke({"question": QUESTION})
+    out = graph.invoke({"question": QUESTION}, context=context)
+    assert out["evidence"] == expected["evidence"]
+    assert out["answer"] == expected["answer"]
+
+
+def test_a_partial_run_context_overrides_only_its_fields(index):
+    graph = build_graph(index=index, config={"k": 2})
+    out = graph.invoke({"question": QUESTION}, context={"config": {"k": 1}})
+    assert len(out["evidence"]) == 1
+    out = graph.invoke({"question": QUESTION}, context=SealContext(config={"max_loops": 0}))
+    assert len(out["evidence"]) == 2  # k still from the built graph
+    assert out["loops"] == 0
+
+
+def test_an_unknown_run_context_field_is_a_clear_error(index):
+    with pytest.raises((InputError, TypeError)):
+        build_graph(index=index).invoke({"question": QUESTION}, context={"indx": "typo"})
