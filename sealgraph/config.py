@@ -70,13 +70,31 @@ class LLMConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature (0 keeps runs as repeatable as the server allows)."""
     timeout_s: float = Field(default=60.0, gt=0)
-    """Per-call timeout in seconds."""
+    """Timeout of one HTTP attempt in seconds (never more than what is left of the step)."""
     retries: int = Field(default=1, ge=0, le=5)
-    """Retries of a failed or unparsable call before falling back to the offline reasoner."""
+    """Retries of a failed, unparsable or schema-invalid reply before the step falls back
+    to the offline reasoner."""
+    step_deadline_s: float | None = Field(default=None, gt=0)
+    """Overall bound of one LLM step, all its attempts included; None derives it as
+    ``timeout_s × (retries + 1)``. A step never gets more than what is left of
+    ``deadline_s``; when its time is spent, no further attempt starts and the step
+    falls back."""
+    deadline_s: float = Field(default=120.0, gt=0)
+    """LLM time one run may spend over all its steps and loops (the graph state's
+    ``llm_seconds`` counts it, so a resumed run keeps its account). Once it is spent,
+    the remaining steps go straight to the offline reasoner, no call made, and each
+    logs the fallback ("run deadline spent")."""
     structured_output_method: Literal["json_schema", "function_calling", "json_mode"] = (
         "function_calling"
     )
     """``with_structured_output`` method; use function_calling for servers without json_schema."""
+
+    @property
+    def step_bound_s(self) -> float:
+        """Seconds one LLM step may take before ``deadline_s`` is considered."""
+        if self.step_deadline_s is not None:
+            return self.step_deadline_s
+        return self.timeout_s * (self.retries + 1)
 
 
 class SealConfig(BaseModel):

@@ -2,7 +2,9 @@
 
 ``ask`` streams one progress line per node to stderr as the run happens, then
 prints the answer with numbered citations and a short per-step trace (or, with
-``--json``, one JSON object and nothing else on stdout). Every run is
+``--json``, one JSON object and nothing else on stdout, whose ``llm_fallbacks``
+lists the LLM steps that fell back to the offline reasoner and why; without
+``--json`` such fallbacks are summed up in one warning line on stderr). Every run is
 checkpointed (SQLite by default, PostgreSQL with ``--db postgresql://...``) under
 a thread id, so it can be traced, replayed and resumed later.
 """
@@ -13,7 +15,7 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,8 @@ _ASK_DESCRIPTION = """\
 Answer QUESTION over the index in --index DIR with the SEAL graph (offline by
 default; --llm uses an OpenAI-compatible model configured with --set llm.*).
 Progress goes to stderr, one line per node; the answer, its citations and a
-per-step trace go to stdout (or one JSON object with --json). The run is
+per-step trace go to stdout (or one JSON object with --json, whose llm_fallbacks
+lists the LLM steps that fell back to the offline reasoner and why). The run is
 checkpointed under a thread id (printed as "thread: ID" when generated) in --db:
 a SQLite file (default: runs.sqlite in the user data dir) or a postgresql:// URL.
 --step pauses before every node: Enter runs it, s shows the state, q stops
@@ -265,13 +268,56 @@ def _drive(
     return 0
 
 
+def llm_fallbacks(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return one ``{"step", "reason", "loop"}`` per LLM step that fell back, in run order.
+
+    ``reason`` is the step's last failure (``"run deadline spent"`` when no call
+    was made); offline runs have none.
+    """
+    out = []
+    for e in events:
+        if e.get("kind") != "llm_fallback":
+            continue
+        data = e.get("data") or {}
+        out.append(
+            {
+                "step": str(data.get("step") or e.get("node", "")),
+                "reason": str(data.get("reason") or e.get("message", "")),
+                "loop": int(e.get("loop", 0)),
+            }
+        )
+    return out
+
+
+def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
+    """Return the one-line stderr warning for steps that fell back ('' when none did)."""
+    if not fallbacks:
+        return ""
+    # The last reason of each step name, in order of first appearance: one short line.
+    last: dict[str, str] = {}
+    for f in fallbacks:
+        last[str(f["step"])] = " ".join(str(f["reason"]).split())
+    reasons = "; ".join(
+        f"{step}: {reason if len(reason) <= 80 else reason[:79] + '…'}"
+        for step, reason in last.items()
+    )
+    n = len(fallbacks)
+    steps = "LLM step" if n == 1 else "LLM steps"
+    return f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+
+
 def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -> None:
     from sealgraph.audit.runs import run_output
     from sealgraph.audit.timeline import render_answer, step_lines
 
+    fallbacks = llm_fallbacks(values.get("seal_log") or [])
     if as_json:
-        print(json.dumps(run_output(values, thread_id), ensure_ascii=False))
+        # Fallbacks are in the log too; this list saves a script from digging for them.
+        output = {**run_output(values, thread_id), "llm_fallbacks": fallbacks}
+        print(json.dumps(output, ensure_ascii=False))
         return
+    if fallbacks:
+        _err(fallback_warning(fallbacks))
     print(render_answer(values))
     print()
     print(

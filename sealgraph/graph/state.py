@@ -71,3 +71,8 @@ class SealState(SealInput, SealOutput):
     """Why the loop ended."""
     packed: list[dict[str, Any]]
     """Packed spans ``{"n", "doc_id", "title", "chunk_ids", "text", "tokens"}``."""
+    llm_seconds: Annotated[float, operator.add]
+    """LLM time the run has spent so far, all steps and loops (LLM steps add theirs;
+    offline runs never write it, so it stays 0). It lives in the state, not in the
+    reasoner, because one compiled graph serves concurrent runs and a run resumed
+    from a checkpoint must keep its account against ``llm.deadline_s``."""

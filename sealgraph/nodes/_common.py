@@ -12,6 +12,7 @@ from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
+from sealgraph.reasoning.base import FELL_BACK
 
 
 def resolve(
@@ -108,10 +109,45 @@ class EventWriter:
         return self.events
 
     def outcome_notes(self, outcome: Any, step: str) -> None:
-        """Log the LLM calls, retries and fallbacks reported by a reasoner step."""
+        """Log the LLM calls, retries and fallbacks reported by a reasoner step.
+
+        Each failed attempt is an ``llm_note``; a step that fell back writes one
+        ``llm_fallback`` event whose data holds the step and the reason (its last
+        failure), which is what ``ask --json`` reports as ``llm_fallbacks``.
+        """
         calls = int(getattr(outcome, "llm_calls", 0))
         if calls:
-            self.add("llm_call", f"{step}: {calls} LLM call(s)", {"step": step}, llm_calls=calls)
-        for note in getattr(outcome, "notes", ()):
-            kind = "llm_fallback" if getattr(outcome, "fallback", False) else "llm_note"
-            self.add(kind, f"{step}: {note}", {"step": step})
+            self.add(
+                "llm_call",
+                f"{step}: {calls} LLM call(s)",
+                {"step": step, "seconds": float(getattr(outcome, "seconds", 0.0))},
+                llm_calls=calls,
+            )
+        notes = list(getattr(outcome, "notes", ()))
+        fallback = bool(getattr(outcome, "fallback", False))
+        if fallback and notes and notes[-1] == FELL_BACK:
+            notes.pop()  # the llm_fallback event below says it
+        for note in notes:
+            self.add("llm_note", f"{step}: {note}", {"step": step})
+        if fallback:
+            reason = str(getattr(outcome, "fallback_reason", "") or "LLM step failed")
+            self.add(
+                "llm_fallback",
+                f"{step}: {FELL_BACK} ({reason})",
+                {"step": step, "reason": reason, "attempts": calls},
+            )
+
+
+def llm_time_left(state: Mapping[str, Any], cfg: SealConfig) -> float:
+    """Seconds of LLM time the run has left: ``llm.deadline_s`` minus the state's ``llm_seconds``."""
+    return cfg.llm.deadline_s - float(state.get("llm_seconds") or 0.0)
+
+
+def llm_seconds_update(outcome: Any) -> dict[str, float]:
+    """Return the state update charging a step's LLM time to the run (none without a call).
+
+    Offline steps spend none, so an offline run never writes ``llm_seconds`` and its
+    checkpoints stay as deterministic as before.
+    """
+    seconds = float(getattr(outcome, "seconds", 0.0))
+    return {"llm_seconds": seconds} if seconds > 0 else {}

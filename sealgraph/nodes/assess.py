@@ -6,7 +6,7 @@ from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
 
 def assess(state, ctx, cfg, config) -> dict:
@@ -17,7 +17,13 @@ def assess(state, ctx, cfg, config) -> dict:
     kn = knowledge_for(ctx.index)
     items = need_items(needs, kn.idf)
     feats = kn.features([s["chunk_id"] for s in state["slots"]])
-    outcome = ctx.reasoner.assess(needs, items, feats, EntityLedger.from_dict(state.get("ledger")))
+    outcome = ctx.reasoner.assess(
+        needs,
+        items,
+        feats,
+        EntityLedger.from_dict(state.get("ledger")),
+        time_left=llm_time_left(state, cfg),
+    )
     w.outcome_notes(outcome, "assess")
     gaps = outcome.value
     for g in gaps:
@@ -39,5 +45,6 @@ def assess(state, ctx, cfg, config) -> dict:
         "gaps": [g.to_dict() for g in gaps],
         "sufficient": sufficient,
         "stop_reason": stop,
+        **llm_seconds_update(outcome),
         "seal_log": w.done(),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.ledger import EntityLedger
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
 
 def extract(state, ctx, cfg, config) -> dict:
@@ -18,11 +18,15 @@ def extract(state, ctx, cfg, config) -> dict:
         ledger = ledger.without_chunks(gone)
     new_ids = [c for c in ids if c not in ledger.chunk_ids]
     before = set(ledger.entities)
+    spent: dict[str, float] = {}
     if new_ids:
         chunks = ctx.index.get_chunks(new_ids)
         feats = knowledge_for(ctx.index).features(new_ids)
-        outcome = ctx.reasoner.extract(chunks, feats)
+        outcome = ctx.reasoner.extract(
+            state.get("question", ""), chunks, feats, time_left=llm_time_left(state, cfg)
+        )
         w.outcome_notes(outcome, "extract")
+        spent = llm_seconds_update(outcome)
         ledger = ledger.merge(outcome.value)
     added = [ledger.entities[e].name for e in ledger.entities if e not in before]
     w.add(
@@ -37,4 +41,4 @@ def extract(state, ctx, cfg, config) -> dict:
             "n_entities": len(ledger.entities),
         },
     )
-    return {"ledger": ledger.to_dict(), "seal_log": w.done()}
+    return {"ledger": ledger.to_dict(), **spent, "seal_log": w.done()}

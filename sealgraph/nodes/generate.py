@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 from sealgraph.pipeline import citations_for, span_texts
 
 
@@ -14,7 +14,9 @@ def generate(state, ctx, cfg, config) -> dict:
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     packed = state.get("packed", [])
-    outcome = ctx.reasoner.generate(needs, span_texts(packed), gaps)
+    outcome = ctx.reasoner.generate(
+        needs, span_texts(packed), gaps, time_left=llm_time_left(state, cfg)
+    )
     w.outcome_notes(outcome, "generate")
     ans = outcome.value
     w.add(
@@ -22,4 +24,9 @@ def generate(state, ctx, cfg, config) -> dict:
         ans.answer,
         {"cited": list(ans.cited), "insufficient": ans.insufficient, "reasoner": ctx.reasoner.name},
     )
-    return {"answer": ans.answer, "citations": citations_for(packed, ans), "seal_log": w.done()}
+    return {
+        "answer": ans.answer,
+        "citations": citations_for(packed, ans),
+        **llm_seconds_update(outcome),
+        "seal_log": w.done(),
+    }

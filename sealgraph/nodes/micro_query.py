@@ -6,7 +6,7 @@ from sealgraph.ledger.candidates import gather_candidates
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
 
 def micro_query(state, ctx, cfg, config) -> dict:
@@ -17,7 +17,12 @@ def micro_query(state, ctx, cfg, config) -> dict:
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     kn = knowledge_for(ctx.index)
     outcome = ctx.reasoner.plan(
-        needs, gaps, state.get("issued", []), kn.doc_titles, cfg.max_micro_queries
+        needs,
+        gaps,
+        state.get("issued", []),
+        kn.doc_titles,
+        cfg.max_micro_queries,
+        time_left=llm_time_left(state, cfg),
     )
     w.outcome_notes(outcome, "plan")
     queries = outcome.value
@@ -34,6 +39,7 @@ def micro_query(state, ctx, cfg, config) -> dict:
         "queries": [q.to_dict() for q in queries],
         "issued": [*state.get("issued", []), *(q.text for q in queries)],
         "candidates": candidates,
+        **llm_seconds_update(outcome),
     }
     if not any(candidates.values()):
         why = "no new micro-queries" if not queries else "micro-queries found no new passages"

@@ -2,8 +2,15 @@
 
 A reasoner does the four judgement steps of SEAL: extract facts from passages,
 assess gaps, plan micro-queries, and generate the answer. Each call returns a
-:class:`StepOutcome` that says how many LLM calls it made and whether it fell
-back to the offline reasoner, so the graph can log and count both.
+:class:`StepOutcome` that says how many LLM calls it made, how long they took and
+whether it fell back to the offline reasoner (and why), so the graph can log and
+count all three.
+
+Every step takes ``time_left``: the seconds of LLM time the run has left
+(``llm.deadline_s`` minus the state's ``llm_seconds``). The graph keeps that
+account in its state, not in the reasoner, because one compiled graph (and so one
+reasoner) serves concurrent runs, and a resumed run must keep its own account.
+The offline reasoner ignores it.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from sealgraph.types import Chunk
 
 T = TypeVar("T")
 
+FELL_BACK = "fell back to the offline reasoner"
+"""The last note of a step that fell back (its reason is in ``fallback_reason``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class StepOutcome(Generic[T]):
@@ -35,6 +45,10 @@ class StepOutcome(Generic[T]):
     """Human-readable notes: retries, fallbacks and why."""
     fallback: bool = False
     """True when the LLM failed and the offline reasoner produced ``value``."""
+    fallback_reason: str = ""
+    """Why the step fell back: the last failure ("" when it did not)."""
+    seconds: float = 0.0
+    """Wall time spent on LLM calls (0 offline), charged to the run's ``llm.deadline_s``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +69,17 @@ class Reasoner(Protocol):
     name: str
 
     def extract(
-        self, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]
+        self,
+        question: str,
+        chunks: Sequence[Chunk],
+        features: Sequence[PassageFeatures],
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[Facts]:
-        """Read entities, relations and qualifiers from new passages (one batched call)."""
+        """Read entities, relations and qualifiers from new passages (one batched call).
+
+        The question focuses the reading; it is not answered here.
+        """
         ...
 
     def assess(
@@ -66,6 +88,8 @@ class Reasoner(Protocol):
         items: Sequence[NeedItem],
         features: Sequence[PassageFeatures],
         ledger: EntityLedger,
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[list[Gap]]:
         """Return the gap specification (empty = sufficient)."""
         ...
@@ -77,12 +101,19 @@ class Reasoner(Protocol):
         issued: Sequence[str],
         doc_titles: dict[str, str],
         limit: int,
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
         """Return new atomic micro-queries, one per gap."""
         ...
 
     def generate(
-        self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]
+        self,
+        needs: QuestionNeeds,
+        spans: Sequence[SpanText],
+        gaps: Sequence[Gap],
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """Answer from the packed spans, citing them."""
         ...

@@ -25,14 +25,22 @@ def describe_gaps(gaps: Sequence[Gap]) -> str:
 
 
 class OfflineReasoner:
-    """Deterministic reasoner over corpus structure and the ledger."""
+    """Deterministic reasoner over corpus structure and the ledger.
+
+    It makes no LLM call, so it ignores ``time_left`` (the run's LLM time).
+    """
 
     name = "offline"
 
     def extract(
-        self, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]
+        self,
+        question: str,
+        chunks: Sequence[Chunk],
+        features: Sequence[PassageFeatures],
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[Facts]:
-        """Read facts with the gazetteer and value patterns."""
+        """Read facts with the gazetteer and value patterns (the question is not needed)."""
         return StepOutcome(extract_facts(list(chunks), list(features)))
 
     def assess(
@@ -41,6 +49,8 @@ class OfflineReasoner:
         items: Sequence[NeedItem],
         features: Sequence[PassageFeatures],
         ledger: EntityLedger,
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[list[Gap]]:
         """Gaps are the need items the evidence does not cover."""
         return StepOutcome(gap_spec(needs, items, features))
@@ -52,12 +62,19 @@ class OfflineReasoner:
         issued: Sequence[str],
         doc_titles: dict[str, str],
         limit: int,
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
         """One atomic query per gap (plus one per linked bridge document)."""
         return StepOutcome(micro_queries(gaps, issued, doc_titles=doc_titles, limit=limit))
 
     def generate(
-        self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]
+        self,
+        needs: QuestionNeeds,
+        spans: Sequence[SpanText],
+        gaps: Sequence[Gap],
+        *,
+        time_left: float | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """Answer extractively; when gaps remain, say so and list them instead of guessing."""
         if gaps:

@@ -6,6 +6,8 @@ import sqlite3
 import pytest
 
 from sealgraph.cli import main
+from sealgraph.cli.ask_cmd import fallback_warning, llm_fallbacks
+from sealgraph.graph.events import make_event
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 CITED_QUESTION = "Who designed the Lumen Lamp?"
@@ -18,6 +20,7 @@ JSON_KEYS = {
     "loops",
     "gaps",
     "thread_id",
+    "llm_fallbacks",
 }
 
 
@@ -54,6 +57,7 @@ def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, d
     out = json.loads(captured.out)  # the whole of stdout is one JSON object
     assert set(out) == JSON_KEYS
     assert out["answer"]
+    assert out["llm_fallbacks"] == []  # offline: nothing can fall back
     assert len(out["evidence"]) == 2
     assert out["context_tokens"] > 0
     assert out["citations"], "this question's answer cites the packed evidence"
@@ -76,7 +80,9 @@ def test_ask_text_output_has_answer_citations_and_trace(tiny_index, db, capsys):
     assert main([*args, "--thread", "t-json", "--json"]) == 0
     expected = json.loads(capsys.readouterr().out)
     assert main([*args, "--thread", "t-text"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err  # offline: no fallback to warn about
+    out = captured.out
     lines = out.splitlines()
     assert lines[0] == expected["answer"]
     assert lines[2] == "Citations:"
@@ -259,3 +265,41 @@ def test_demo_never_overwrites_another_index_or_a_non_empty_folder(tiny_index, t
     code = main(["demo", "--index", str(clutter), "--embedder", "none"])
     assert_one_line_error(capsys, code, "not empty and holds no index")
     assert (clutter / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def _fallback(step, reason, loop=0):
+    return make_event(
+        step, "llm_fallback", f"{step}: fell back", {"step": step, "reason": reason}, loop=loop
+    )
+
+
+def test_llm_fallbacks_lists_one_entry_per_step_that_fell_back():
+    events = [
+        make_event("search", "retrieved", "top-3"),
+        make_event("extract", "llm_note", "extract: attempt 1 failed: boom", {"step": "extract"}),
+        _fallback("extract", "OpenAITimeoutError: Request timed out."),
+        _fallback("plan", "run deadline spent", loop=1),
+    ]
+    assert llm_fallbacks(events) == [
+        {"step": "extract", "reason": "OpenAITimeoutError: Request timed out.", "loop": 0},
+        {"step": "plan", "reason": "run deadline spent", "loop": 1},
+    ]
+    assert llm_fallbacks([make_event("search", "retrieved", "top-3")]) == []
+
+
+def test_fallback_warning_is_one_line_naming_each_step_and_its_last_reason():
+    fallbacks = llm_fallbacks(
+        [
+            _fallback("extract", "JSONDecodeError: Expecting value"),
+            _fallback("assess", "x" * 300),
+            _fallback("extract", "run deadline spent", loop=1),
+        ]
+    )
+    line = fallback_warning(fallbacks)
+    assert "\n" not in line
+    assert line.startswith(
+        "sealgraph: warning: 3 LLM steps fell back to the offline reasoner (extract: run deadline"
+    )
+    assert "assess: xxx" in line and len(line) < 250
+    assert fallback_warning(fallbacks[:1]).startswith("sealgraph: warning: 1 LLM step fell back")
+    assert fallback_warning([]) == ""

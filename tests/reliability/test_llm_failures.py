@@ -1,0 +1,230 @@
+"""Every way an OpenAI-compatible endpoint fails ends in an answer, in bounded time.
+
+A fake server (``fake_openai.py``) plays the endpoint in one failure mode per test:
+a body that is not JSON, HTTP 500, a schema-invalid tool call, schema-invalid JSON
+content, and no answer at all. Each test asserts that the LLM steps fall back to
+the offline reasoner (logged, and listed in ``ask --json``'s ``llm_fallbacks``),
+that the run still completes with the offline answer and no traceback, and that
+it takes bounded time. Two modes go through the CLI as a user runs it; the
+others through ``build_graph(index=..., llm=ChatOpenAI(base_url=...))``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from conftest import write_tiny_docs
+from fake_openai import FakeOpenAI
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from reliability_support import run_cli
+
+from sealgraph import build_graph
+from sealgraph.cli.ask_cmd import llm_fallbacks
+
+QUESTION = "Who designed the Lumen Lamp?"
+LLM_STEPS = {"extract", "assess", "plan", "generate"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    from sealgraph.index import build_index
+
+    root = tmp_path_factory.mktemp("llm-failures")
+    return build_index(write_tiny_docs(root / "docs"), root / "idx", embedder="none", warn=print)
+
+
+@pytest.fixture(scope="module")
+def offline_answer(index) -> str:
+    """What the offline reasoner answers: every fallen-back run must answer the same."""
+    return build_graph(index).invoke({"question": QUESTION})["answer"]
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_behind():
+    before = set(threading.enumerate())
+    yield
+    left = [t for t in threading.enumerate() if t not in before and t.name == "fake-openai"]
+    assert not left, left
+
+
+def ask_cli(index, tmp_path, server: FakeOpenAI, *extra: str):
+    """Run ``sealgraph ask --llm`` against ``server``; return (result, wall seconds)."""
+    start = time.monotonic()
+    result = run_cli(
+        "ask",
+        QUESTION,
+        "--index",
+        str(index.path),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
+        "--llm",
+        "--set",
+        f"llm.base_url={server.url}",
+        *extra,
+        env={
+            "SEALGRAPH_DATA_DIR": str(tmp_path / "data"),
+            "SEALGRAPH_CACHE_DIR": str(tmp_path / "cache"),
+        },
+        timeout=60,
+    )
+    return result, time.monotonic() - start
+
+
+def ask_graph(index, server: FakeOpenAI, **llm_settings):
+    """Answer through ``build_graph`` with a user-built ChatOpenAI; return (values, fallbacks)."""
+    # Built as a user would, SDK retries left at their default: the reasoner turns
+    # them off, which the request counts below check.
+    model = ChatOpenAI(base_url=server.url, api_key="test-key", model="fake-model", timeout=5)
+    graph = build_graph(index=index, llm=model, config={"llm": llm_settings})
+    values = graph.invoke({"question": QUESTION})
+    return values, llm_fallbacks(values["seal_log"])
+
+
+def assert_every_llm_step_fell_back(fallbacks, fragment: str) -> None:
+    assert fallbacks, "no fallback reported"
+    assert {f["step"] for f in fallbacks} <= LLM_STEPS
+    assert {"extract", "assess", "generate"} <= {f["step"] for f in fallbacks}
+    for f in fallbacks:
+        assert fragment in f["reason"], f
+
+
+def assert_completed(result, offline_answer: str) -> dict:
+    assert result.code == 0, result.err
+    assert "Traceback" not in result.err, result.err
+    out = json.loads(result.out)
+    assert out["answer"] == offline_answer
+    return out
+
+
+# --- through the CLI --------------------------------------------------------------------
+
+
+def test_a_body_that_is_not_json_falls_back(index, tmp_path, offline_answer):
+    with FakeOpenAI("garbage") as server:
+        result, took = ask_cli(index, tmp_path, server, "--json")
+    out = assert_completed(result, offline_answer)
+    assert_every_llm_step_fell_back(out["llm_fallbacks"], "JSONDecodeError")
+    # One retry per step, then the fallback: two requests per step, no more.
+    assert server.requests == 2 * len(out["llm_fallbacks"])
+    assert "LLM fallback" in result.err  # the progress lines flag them too
+    assert took < 45
+
+
+def test_an_endpoint_that_never_answers_is_bounded_by_the_run_deadline(
+    index, tmp_path, offline_answer
+):
+    with FakeOpenAI("hang") as server:
+        result, took = ask_cli(
+            index,
+            tmp_path,
+            server,
+            "--json",
+            "--set",
+            "llm.timeout_s=1",
+            "--set",
+            "llm.deadline_s=4",
+        )
+    out = assert_completed(result, offline_answer)
+    fallbacks = out["llm_fallbacks"]
+    # Extract and assess each spend their 2 s step bound (1 s × 2 attempts); then the
+    # run's 4 s are spent and every later step falls back without a call.
+    assert [f["step"] for f in fallbacks[:2]] == ["extract", "assess"]
+    assert all("timed out" in f["reason"].lower() for f in fallbacks[:2]), fallbacks
+    assert fallbacks[2:] and all(f["reason"] == "run deadline spent" for f in fallbacks[2:])
+    assert fallbacks[-1]["step"] == "generate"
+    assert server.requests == 4
+    # The LLM part is bounded by llm.deadline_s; the rest is the CLI's own start-up.
+    print(f"never-answering endpoint: ask --llm took {took:.1f} s")
+    assert took < 20
+
+
+def test_text_output_warns_once_on_stderr_when_steps_fell_back(index, tmp_path, offline_answer):
+    with FakeOpenAI("http_500") as server:
+        result, _ = ask_cli(index, tmp_path, server)
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    assert result.out.splitlines()[0] == offline_answer
+    warnings = [line for line in result.err.splitlines() if "warning" in line]
+    assert len(warnings) == 1, result.err
+    assert warnings[0].startswith("sealgraph: warning: ")
+    assert "LLM steps fell back to the offline reasoner (extract: " in warnings[0]
+    assert "500" in warnings[0]
+
+
+# --- through build_graph ----------------------------------------------------------------
+
+
+def test_http_500_falls_back(index, offline_answer):
+    with FakeOpenAI("http_500") as server:
+        start = time.monotonic()
+        values, fallbacks = ask_graph(index, server)
+        took = time.monotonic() - start
+    assert values["answer"] == offline_answer
+    assert_every_llm_step_fell_back(fallbacks, "500")
+    # The OpenAI SDK's own retries (2 by default) are off: ours are the only ones.
+    assert server.requests == 2 * len(fallbacks)
+    kinds = [e["kind"] for e in values["seal_log"]]
+    assert kinds.count("llm_fallback") == len(fallbacks)
+    assert kinds.count("llm_note") >= 2 * len(fallbacks)  # each failed attempt, logged
+    assert took < 30
+
+
+def test_a_schema_invalid_tool_call_falls_back(index, offline_answer):
+    with FakeOpenAI("invalid_tool_call") as server:
+        values, fallbacks = ask_graph(index, server)
+    # Before, {"totally": "wrong", "sufficient": "maybe"} read as an empty extraction
+    # and changed the answer; now it is a failure, and the offline reasoner answers.
+    assert values["answer"] == offline_answer
+    assert_every_llm_step_fell_back(fallbacks, "does not match its schema")
+    notes = [e["message"] for e in values["seal_log"] if e["kind"] == "llm_note"]
+    assert any('reply: {"totally": "wrong", "sufficient": "maybe"}' in n for n in notes)
+    assert server.requests == 2 * len(fallbacks)
+
+
+def test_schema_invalid_json_content_falls_back(index, offline_answer):
+    with FakeOpenAI("invalid_json") as server:
+        values, fallbacks = ask_graph(index, server, structured_output_method="json_mode")
+    assert values["answer"] == offline_answer
+    assert_every_llm_step_fell_back(fallbacks, "does not match its schema")
+    assert all(b.get("response_format") == {"type": "json_object"} for b in server.bodies)
+    assert server.requests == 2 * len(fallbacks)
+
+
+def test_the_run_deadline_is_kept_per_run_in_the_graph_state(index, offline_answer):
+    with FakeOpenAI("hang") as server:
+        model = ChatOpenAI(base_url=server.url, api_key="test-key", model="fake-model")
+        graph = build_graph(
+            index=index,
+            llm=model,
+            config={"llm": {"timeout_s": 0.5, "deadline_s": 1.5}},
+            checkpointer=InMemorySaver(),
+        )
+        for run in (1, 2):
+            config = {"configurable": {"thread_id": f"run-{run}"}}
+            values = graph.invoke({"question": QUESTION}, config)
+            assert values["answer"] == offline_answer
+            spent = graph.get_state(config).values["llm_seconds"]
+            assert 1.4 <= spent < 2.5, spent
+            # Extract: 2 attempts (its 1 s bound); assess: 1 attempt (0.5 s left); then
+            # nothing. The second run has its own account, not what the first one left.
+            assert server.requests == 3 * run
+            reasons = [f["reason"] for f in llm_fallbacks(values["seal_log"])]
+            assert reasons[2:] and set(reasons[2:]) == {"run deadline spent"}
+
+
+def test_an_http_attempt_never_outlasts_what_is_left_of_the_run(index, offline_answer):
+    # A 10 s HTTP timeout, but only 1 s of LLM time for the run: the one attempt made
+    # is cut at 1 s (a per-request timeout), not at 10 s.
+    with FakeOpenAI("hang") as server:
+        start = time.monotonic()
+        values, fallbacks = ask_graph(index, server, timeout_s=10, deadline_s=1)
+        took = time.monotonic() - start
+    assert values["answer"] == offline_answer
+    assert server.requests == 1
+    assert fallbacks[0]["step"] == "extract"
+    assert "timed out" in fallbacks[0]["reason"].lower()
+    assert {f["reason"] for f in fallbacks[1:]} == {"run deadline spent"}
+    assert took < 5
