@@ -14,33 +14,60 @@ Every ``sealgraph ask`` run is checkpointed after each node, which is what makes
 Database failures (locked, damaged, unreachable, read-only) are raised as
 :class:`~sealgraph.errors.CheckpointError` with one clear line; a store that
 cannot be opened is never modified.
+
+Two safety rules hold for every store sealgraph opens:
+
+* **Only sealgraph's own SQLite files are written.** A file sealgraph creates is
+  stamped with ``PRAGMA application_id`` = :data:`APPLICATION_ID`. An existing file
+  is inspected read-only (its header, then its schema without locks or side
+  files) before anything could write to it, even the WAL pragma; a file of a
+  sealgraph index, another application's database, or a file that is not SQLite
+  at all is refused and left byte-for-byte untouched. A file holding only
+  LangGraph's checkpoint tables (made by earlier sealgraph versions, or by
+  LangGraph's ``SqliteSaver``) is accepted and stamped.
+* **Nothing is deserialised without an allow-list.** Every saver gets a
+  :class:`StrictCheckpointSerializer`: a stored value may only be rebuilt as one
+  of the types in :data:`CHECKPOINT_TYPES`. A stored value naming any other
+  type (LangGraph's default serializer would import and call it, so a crafted
+  row naming ``os.system`` runs a command) is never imported or called: reading
+  it raises :class:`~sealgraph.errors.CheckpointError` naming the type.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, Literal
+from urllib.parse import quote, urlsplit, urlunsplit
 
+import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sealgraph.audit.paths import default_db_path
 from sealgraph.errors import CheckpointError
 
 __all__ = [
+    "APPLICATION_ID",
+    "CHECKPOINT_TYPES",
     "DEFAULT_TIMEOUT_S",
+    "LANGGRAPH_TABLES",
     "TIMEOUT_ENV",
     "GuardedSqliteSaver",
+    "StrictCheckpointSerializer",
+    "check_sqlite_file",
     "connect_sqlite",
     "describe_db",
     "is_postgres_url",
     "open_checkpointer",
+    "strict_serializer",
 ]
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -48,6 +75,37 @@ DEFAULT_TIMEOUT_S = 30.0
 
 TIMEOUT_ENV = "SEALGRAPH_DB_TIMEOUT"
 """Environment variable overriding :data:`DEFAULT_TIMEOUT_S` (seconds)."""
+
+APPLICATION_ID = 0x5345414C
+"""``PRAGMA application_id`` of sealgraph's SQLite checkpoint files (ASCII ``SEAL``)."""
+
+LANGGRAPH_TABLES = frozenset({"checkpoints", "writes"})
+"""Tables LangGraph's ``SqliteSaver`` creates: a file holding only these is a checkpoint store."""
+
+CHECKPOINT_TYPES: frozenset[tuple[str, str]] = frozenset()
+"""``(module, name)`` of every non-builtin type a sealgraph checkpoint may hold: none.
+
+The state (:class:`sealgraph.graph.state.SealState`) and its events are plain
+dicts, lists, strings, numbers, booleans and None, which msgpack stores
+natively; LangGraph's own checkpoint fields are strings, numbers and dicts of
+them. This was established by recording every object the serializer had to
+encode as a typed extension during real runs (offline ``ask``, ``ask --step``,
+``resume``, ``replay``, and LLM mode with a fake chat model): there were none.
+So any typed value in a stored checkpoint was not written by sealgraph; it is
+refused (see :class:`StrictCheckpointSerializer`). A type the state gains
+later must be added here, as an exact ``(module, name)`` pair.
+"""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_APPLICATION_ID_OFFSET = 68  # byte offset of the application id in the SQLite header
+_INDEX_FORMAT = "sealgraph-index"  # the "format" of an index manifest (sealgraph.index._manifest)
+_INDEX_MANIFEST = "manifest.json"
+_CHECKPOINT_COLUMNS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint"})
+
+# Msgpack extension codes of LangGraph's serializer (langgraph.checkpoint.serde.jsonplus).
+_EXT_CONSTRUCTORS = frozenset({0, 1, 2, 4, 5})  # single arg, args, kwargs, pydantic v1/v2
+_EXT_METHOD = 3  # calls a named method of a named type
+_EXT_DELTA_SNAPSHOT = 7  # a plain container of other values
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
 _PG_SETUP_LOCK = 0x5EA16A9  # advisory-lock key serialising schema setup across workers
@@ -132,12 +190,22 @@ def open_checkpointer(
 def connect_sqlite(path: Path, *, timeout_s: float, create: bool = True) -> sqlite3.Connection:
     """Open a SQLite checkpoint file in WAL mode with a busy timeout.
 
+    A missing file is created as a sealgraph database (stamped with
+    :data:`APPLICATION_ID`). An existing file is first checked read-only by
+    :func:`check_sqlite_file`, so a file that is not sealgraph's is refused before
+    anything could write to it; a file holding only LangGraph's checkpoint tables
+    is accepted and stamped.
+
     Raises:
-        CheckpointError: Missing (with ``create=False``), not a database, locked, or unwritable.
+        CheckpointError: Missing (with ``create=False``), inside a sealgraph index,
+            not sealgraph's, not a database, locked, or unwritable.
 
     """
     if path.is_dir():
         raise CheckpointError(f"the checkpoint database {path} is a directory; give a file path")
+    index = _enclosing_index(path)
+    if index is not None:
+        raise CheckpointError(_index_message(path, index))
     if not path.exists():
         if not create:
             raise CheckpointError(f"no checkpoint database at {path} (give the --db used by `ask`)")
@@ -147,6 +215,8 @@ def connect_sqlite(path: Path, *, timeout_s: float, create: bool = True) -> sqli
             raise CheckpointError(
                 f"cannot create the directory of {path}: {exc.strerror}"
             ) from None
+        _create_database(path, timeout_s)
+    origin = check_sqlite_file(path, timeout_s=timeout_s)
     try:
         # check_same_thread=False: LangGraph writes checkpoints from a worker
         # thread; SqliteSaver serialises all use of the connection with a lock.
@@ -160,7 +230,183 @@ def connect_sqlite(path: Path, *, timeout_s: float, create: bool = True) -> sqli
     except sqlite3.Error as exc:
         conn.close()
         raise CheckpointError(_sqlite_message(exc, str(path), timeout_s)) from None
+    if origin == "langgraph":
+        # Mark it as sealgraph's from now on. Best effort: a read-only file stays
+        # usable, since it is recognised by its tables anyway.
+        with suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     return conn
+
+
+def check_sqlite_file(
+    path: Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Literal["sealgraph", "langgraph"]:
+    """Check, without writing anything, that the existing file ``path`` is a checkpoint store.
+
+    The header is read first (a file sealgraph created carries
+    :data:`APPLICATION_ID`); otherwise the schema is read through a read-only
+    SQLite connection that takes no lock and creates no side file.
+
+    Returns:
+        ``"sealgraph"`` for a file sealgraph created, ``"langgraph"`` for an
+        unstamped file holding only LangGraph's checkpoint tables.
+
+    Raises:
+        CheckpointError: The file is empty, not SQLite, another application's
+            database, or unreadable; the message says which, and that it was
+            left untouched.
+
+    """
+    if not path.is_file():  # a FIFO or a device: opening it could block or consume input
+        raise CheckpointError(
+            f"{path} is not a regular file, not a checkpoint database; it was left untouched"
+        )
+    try:
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except OSError as exc:
+        raise CheckpointError(
+            f"cannot read the checkpoint database {path}: {exc.strerror}"
+        ) from None
+    if not header:
+        raise CheckpointError(
+            f"{path} is an empty file that sealgraph did not create, not a checkpoint "
+            "database; it was left untouched: remove it or pass another --db"
+        )
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        raise CheckpointError(
+            f"the checkpoint database {path} is damaged or not a SQLite database; "
+            "it was left untouched: move it away or pass another --db"
+        )
+    offset = _APPLICATION_ID_OFFSET
+    if int.from_bytes(header[offset : offset + 4], "big") == APPLICATION_ID:
+        return "sealgraph"
+    app_id, entries, columns = _read_schema(path, timeout_s)
+    if app_id == APPLICATION_ID:  # stamped in a WAL not yet checkpointed into the file
+        return "sealgraph"
+    refused = f"{path} is not a sealgraph checkpoint database"
+    untouched = "it was left untouched: pass a new --db path (sealgraph creates the file)"
+    if app_id != 0:
+        raise CheckpointError(
+            f"{refused}: it belongs to another application (SQLite application id "
+            f"{app_id & 0xFFFFFFFF:#010x}); {untouched}"
+        )
+    user_entries = [(kind, name) for kind, name in entries if not name.startswith("sqlite_")]
+    tables = {name for kind, name in user_entries if kind == "table"}
+    if not user_entries:
+        raise CheckpointError(
+            f"{refused}: it is an empty SQLite database sealgraph did not create; {untouched}"
+        )
+    if (
+        "checkpoints" in tables
+        and tables <= LANGGRAPH_TABLES
+        and len(tables) == len(user_entries)  # no views, triggers or indexes of anyone else
+        and columns >= _CHECKPOINT_COLUMNS
+    ):
+        return "langgraph"
+    names = sorted(name for _, name in user_entries)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise CheckpointError(
+        f"{refused}: it holds another application's tables ({shown}); {untouched}"
+    )
+
+
+def _read_schema(path: Path, timeout_s: float) -> tuple[int, list[tuple[str, str]], set[str]]:
+    """Return the application id, the ``sqlite_master`` entries and the ``checkpoints`` columns."""
+    # A plain read-only open of a WAL database leaves -wal and -shm files behind;
+    # immutable=1 takes no lock and creates nothing. It ignores a live WAL, so when
+    # another process has the file open (both side files exist) read through them.
+    live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+    query = "mode=ro" if live else "mode=ro&immutable=1"
+    uri = f"file:{quote(str(path.resolve()))}?{query}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout_s)
+    except sqlite3.Error as exc:
+        raise CheckpointError(_sqlite_message(exc, str(path), timeout_s)) from None
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        entries = [
+            (str(k), str(n)) for k, n in conn.execute("SELECT type, name FROM sqlite_master")
+        ]
+        columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(checkpoints)")}
+    except sqlite3.Error as exc:
+        raise CheckpointError(_sqlite_message(exc, str(path), timeout_s)) from None
+    finally:
+        conn.close()
+    return app_id, entries, columns
+
+
+def _enclosing_index(path: Path) -> Path | None:
+    """Return the sealgraph index folder holding ``path``, if any."""
+    try:
+        folders = path.expanduser().resolve().parents
+    except (OSError, RuntimeError):
+        return None
+    for folder in folders:
+        manifest = folder / _INDEX_MANIFEST
+        try:
+            if not manifest.is_file():
+                continue
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # not readable as a manifest: not an index folder we can recognise
+        if isinstance(data, dict) and data.get("format") == _INDEX_FORMAT:
+            return folder
+    return None
+
+
+def _index_message(path: Path, index: Path) -> str:
+    if path.exists():
+        what = f"{path} is a file of the sealgraph index at {index}, not a checkpoint database"
+    else:
+        what = f"{path} is inside the sealgraph index at {index}"
+    return (
+        f"{what}; it was left untouched: keep checkpoints outside the index folder "
+        "(pass another --db, e.g. runs.sqlite next to it)"
+    )
+
+
+def _create_database(path: Path, timeout_s: float) -> None:
+    """Create ``path`` as an empty sealgraph database: stamped, in WAL mode."""
+    # The file is built under a temporary name and hard-linked into place: the link
+    # is atomic and never replaces an existing file, so a file at ``path`` is either
+    # complete and stamped or was not made by sealgraph, and of two processes
+    # creating the same database at once, both use the winner's file.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.new")
+    try:
+        conn = sqlite3.connect(str(tmp), timeout=timeout_s)
+        try:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process created it first; it is checked like any existing file
+        except OSError:
+            _copy_exclusive(tmp, path)  # a file system without hard links
+    except sqlite3.Error as exc:
+        raise CheckpointError(_sqlite_message(exc, str(path), timeout_s)) from None
+    except OSError as exc:
+        raise CheckpointError(
+            f"cannot create the checkpoint database {path}: {exc.strerror or exc}"
+        ) from None
+    finally:
+        for leftover in (tmp, *(Path(f"{tmp}{end}") for end in ("-wal", "-shm", "-journal"))):
+            with suppress(OSError):
+                leftover.unlink()
+
+
+def _copy_exclusive(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` unless ``target`` exists (then leave it alone)."""
+    data = source.read_bytes()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
@@ -203,17 +449,238 @@ def _sqlite_message(exc: sqlite3.Error, label: str, timeout_s: float) -> str:
     return f"checkpoint database {label}: {text}"
 
 
-class GuardedSqliteSaver(SqliteSaver):
+class StrictCheckpointSerializer(JsonPlusSerializer):
+    """LangGraph's checkpoint serializer that loads only the types in :data:`CHECKPOINT_TYPES`.
+
+    Writing is LangGraph's. Every stored value is checked before LangGraph
+    rebuilds it, and nothing is imported or called to do the check:
+
+    * msgpack: each typed extension must name an allowed ``(module, name)``;
+      method-call, array and unknown extensions are refused;
+    * legacy JSON: no LangChain serialisation envelope (``{"lc": ..., "type": ...}``)
+      outside the allow-list;
+    * pickle and any other encoding: refused (sealgraph never writes them).
+
+    A refused value raises :class:`CheckpointError` naming the type and the store,
+    rather than LangGraph's behaviour for a blocked type (a logged warning and
+    the raw constructor argument silently put in the state), so a tampered run
+    is never shown, replayed or resumed as if it were genuine.
+
+    Args:
+        label: The store, as named in error messages (path or password-free URL).
+        allowed_types: ``(module, name)`` pairs that may be rebuilt.
+
+    """
+
+    def __init__(
+        self,
+        *,
+        label: str = "(in memory)",
+        allowed_types: frozenset[tuple[str, str]] = CHECKPOINT_TYPES,
+    ) -> None:
+        allowed = frozenset(allowed_types)
+        # LangGraph's own gates, as strict as they go, behind the check of loads_typed:
+        # an empty msgpack list means "LangGraph's built-in safe types only", never "all".
+        super().__init__(
+            pickle_fallback=False,
+            allowed_json_modules=[(*module.split("."), name) for module, name in sorted(allowed)]
+            or None,
+            allowed_msgpack_modules=tuple(sorted(allowed)),
+        )
+        self.label = label
+        self.allowed_types = allowed
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Load a stored value, refusing any type outside the allow-list.
+
+        Raises:
+            CheckpointError: The value names a type that is not allowed, uses an
+                encoding sealgraph never writes, or cannot be decoded.
+
+        """
+        kind, payload = data
+        if kind in ("null", "bytes", "bytearray"):
+            return super().loads_typed(data)
+        if kind == "msgpack":
+            return self._loads_msgpack(payload)
+        if kind == "json":
+            return self._loads_json(payload)
+        raise CheckpointError(self._refusal(f"a value encoded as {kind!r}"))
+
+    def _refusal(self, what: str) -> str:
+        return (
+            f"refusing to read the checkpoint database {self.label}: it holds {what}, "
+            "which sealgraph never writes, so it was not loaded "
+            "(the database may have been tampered with; other runs in it stay readable)"
+        )
+
+    def _damaged(self, exc: BaseException) -> str:
+        return (
+            f"the checkpoint database {self.label} holds a damaged value "
+            f"({type(exc).__name__}: {str(exc)[:120]}); it was not loaded"
+        )
+
+    def _loads_msgpack(self, payload: bytes) -> Any:
+        refused: list[str] = []
+        typed: list[int] = []
+
+        def check(code: int, ext: bytes) -> None:
+            # Only records what the extension names; the value itself is rebuilt by
+            # LangGraph afterwards, and only when everything in it is allowed.
+            typed.append(code)
+            try:
+                inner = ormsgpack.unpackb(ext, ext_hook=check, option=ormsgpack.OPT_NON_STR_KEYS)
+            except Exception:  # a malformed extension: nothing in it may be rebuilt
+                refused.append(f"an undecodable typed value (msgpack extension {code})")
+                return None
+            if code == _EXT_DELTA_SNAPSHOT:
+                return None  # a container; its contents were just checked
+            names = _ext_names(inner)
+            if code not in _EXT_CONSTRUCTORS:  # method calls, arrays, unknown codes
+                what = f"that calls {'.'.join(names)}" if names else f"(msgpack extension {code})"
+                refused.append(f"a typed value {what}")
+            elif names is None:
+                refused.append(f"a malformed typed value (msgpack extension {code})")
+            elif names[:2] not in self.allowed_types:
+                refused.append(f"a value of type {names[0]}.{names[1]}")
+            return None
+
+        try:
+            value = ormsgpack.unpackb(payload, ext_hook=check, option=ormsgpack.OPT_NON_STR_KEYS)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise CheckpointError(self._damaged(exc)) from None
+        if refused:
+            raise CheckpointError(self._refusal(refused[0]))
+        if not typed:
+            return value  # plain data: exactly what LangGraph would return
+        return super().loads_typed(("msgpack", payload))
+
+    def _loads_json(self, payload: bytes) -> Any:
+        refused: list[str] = []
+        envelopes: list[tuple[str, ...]] = []
+        allowed = {(*module.split("."), name) for module, name in self.allowed_types}
+
+        def check(obj: dict[str, Any]) -> dict[str, Any]:
+            # LangChain's reviver turns {"lc": 1|2, "type": ..., "id": [...]} into an
+            # object (or reads a secret from the environment); plain dicts pass.
+            if isinstance(obj.get("lc"), int) and "type" in obj:
+                ident = obj.get("id")
+                parts = tuple(map(str, ident)) if isinstance(ident, list) else (str(ident),)
+                envelopes.append(parts)
+                if obj.get("type") != "constructor" or parts not in allowed:
+                    refused.append(f"a serialised {obj.get('type')!s} of {'.'.join(parts)}")
+            return obj
+
+        try:
+            value = json.loads(payload, object_hook=check)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise CheckpointError(self._damaged(exc)) from None
+        if refused:
+            raise CheckpointError(self._refusal(refused[0]))
+        if envelopes:  # all allowed: LangGraph revives them (its json allow-list is the same)
+            return super().loads_typed(("json", payload))
+        return value
+
+
+def _ext_names(inner: Any) -> tuple[str, ...] | None:
+    """Return the ``(module, name)`` (plus the method of a method call) a decoded extension names."""
+    if not isinstance(inner, (list, tuple)) or len(inner) < 3:
+        return None
+    if not (isinstance(inner[0], str) and isinstance(inner[1], str)):
+        return None
+    if len(inner) >= 4 and isinstance(inner[3], str):
+        return (inner[0], inner[1], inner[3])
+    return (inner[0], inner[1])
+
+
+def strict_serializer(label: str = "(in memory)") -> StrictCheckpointSerializer:
+    """Return the serializer every checkpointer sealgraph builds uses.
+
+    Pass it to a saver you build yourself (``InMemorySaver(serde=strict_serializer())``)
+    to get the same allow-list.
+    """
+    return StrictCheckpointSerializer(label=label)
+
+
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+class _ReadGuard:
+    """Saver mixin: a stored checkpoint that cannot be decoded is a :class:`CheckpointError`.
+
+    Reading a run decodes every row of it (LangGraph's metadata JSON, the
+    serialized checkpoint); a damaged or hand-edited row would otherwise surface
+    as a traceback from deep inside LangGraph, or when the graph reads a
+    checkpoint that is not a dict.
+    """
+
+    label: str
+
+    def _damaged_row(self, config: Any, detail: str) -> CheckpointError:
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        which = f" of thread {thread!r}" if thread is not None else ""
+        return CheckpointError(
+            f"the checkpoint database {self.label} holds a damaged checkpoint{which} "
+            f"({detail}); it was not loaded"
+        )
+
+    def _checked(self, config: Any, item: Any) -> Any:
+        if item is None:
+            return None
+        checkpoint = item.checkpoint
+        if not (
+            isinstance(checkpoint, Mapping)
+            and isinstance(checkpoint.get("channel_values"), Mapping)
+            and isinstance(item.metadata, Mapping)
+        ):
+            raise self._damaged_row(config, "not a checkpoint")
+        return item
+
+    def get_tuple(self, config: Any) -> Any:
+        """Return the checkpoint tuple of ``config``; a damaged row raises :class:`CheckpointError`."""
+        try:
+            item = super().get_tuple(config)  # type: ignore[misc]
+        except _DECODE_ERRORS as exc:
+            raise self._damaged_row(config, f"{type(exc).__name__}: {str(exc)[:120]}") from None
+        return self._checked(config, item)
+
+    def list(self, config: Any, **kwargs: Any) -> Iterator[Any]:
+        """Yield the checkpoint tuples matching ``config``; a damaged row raises :class:`CheckpointError`."""
+        rows = super().list(config, **kwargs)  # type: ignore[misc]
+        try:
+            while True:
+                try:
+                    item = next(rows)
+                except StopIteration:
+                    return
+                except _DECODE_ERRORS as exc:
+                    detail = f"{type(exc).__name__}: {str(exc)[:120]}"
+                    raise self._damaged_row(config, detail) from None
+                yield self._checked(config, item)
+        finally:
+            rows.close()  # release its cursor now, while the connection is open
+
+
+class GuardedSqliteSaver(_ReadGuard, SqliteSaver):
     """A :class:`SqliteSaver` whose database errors become :class:`CheckpointError`.
 
     Every statement of the saver runs through :meth:`cursor`; a write is
     committed only when all its statements succeeded and rolled back otherwise,
     so a failure (for example a lock held past the timeout) never leaves part of
-    a checkpoint behind.
+    a checkpoint behind. Stored values are read with :func:`strict_serializer`.
     """
 
-    def __init__(self, conn: sqlite3.Connection, *, label: str, timeout_s: float, **kwargs: Any):
-        super().__init__(conn, **kwargs)
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        label: str,
+        timeout_s: float,
+        serde: StrictCheckpointSerializer | None = None,
+    ):
+        super().__init__(conn, serde=serde or strict_serializer(label))
+        # SqliteSaver keeps a second, permissive serializer; make it the strict one.
+        self.jsonplus_serde = self.serde
         self.label = label
         self.timeout_s = timeout_s
 
@@ -264,24 +731,17 @@ def _acquire_setup_lock(conn: Any, timeout_s: float, label: str) -> None:
         time.sleep(0.1)
 
 
-@contextmanager
-def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
-    try:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-    except ModuleNotFoundError:
-        raise CheckpointError(
-            "PostgreSQL checkpoints need the postgres extra: pip install 'sealgraph[postgres]'"
-        ) from None
+def _pg_message(exc: Exception, label: str) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"cannot use the PostgreSQL checkpoint database {label}: {first}"
 
-    label = describe_db(url)
 
-    def message(exc: Exception) -> str:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return f"cannot use the PostgreSQL checkpoint database {label}: {first}"
+def _postgres_saver(conn: Any, label: str) -> BaseCheckpointSaver:
+    """Wrap a psycopg connection in a guarded ``PostgresSaver`` with the strict serializer."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
 
-    class GuardedPostgresSaver(PostgresSaver):
+    class GuardedPostgresSaver(_ReadGuard, PostgresSaver):
         """A :class:`PostgresSaver` whose database errors become :class:`CheckpointError`."""
 
         @contextmanager
@@ -290,8 +750,25 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
                 with super()._cursor(pipeline=pipeline) as cur:
                     yield cur
             except psycopg.Error as exc:
-                raise CheckpointError(message(exc)) from None
+                raise CheckpointError(_pg_message(exc, label)) from None
 
+    saver = GuardedPostgresSaver(conn, serde=strict_serializer(label))
+    saver.label = label
+    return saver
+
+
+@contextmanager
+def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: F401  (the extra is installed)
+        from psycopg.rows import dict_row
+    except ModuleNotFoundError:
+        raise CheckpointError(
+            "PostgreSQL checkpoints need the postgres extra: pip install 'sealgraph[postgres]'"
+        ) from None
+
+    label = describe_db(url)
     try:
         conn = psycopg.Connection.connect(
             url,
@@ -301,9 +778,9 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
             connect_timeout=max(1, int(timeout_s)),
         )
     except (psycopg.Error, ValueError) as exc:
-        raise CheckpointError(message(exc)) from None
+        raise CheckpointError(_pg_message(exc, label)) from None
     try:
-        saver = GuardedPostgresSaver(conn)
+        saver = _postgres_saver(conn, label)
         try:
             _acquire_setup_lock(conn, timeout_s, label)
             try:
@@ -311,7 +788,7 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
         except psycopg.Error as exc:
-            raise CheckpointError(message(exc)) from None
+            raise CheckpointError(_pg_message(exc, label)) from None
         yield saver
     finally:
         conn.close()

@@ -6,7 +6,13 @@ import sqlite3
 
 import pytest
 
-from sealgraph.audit.checkpointers import GuardedSqliteSaver, connect_sqlite, open_checkpointer
+from sealgraph.audit.checkpointers import (
+    APPLICATION_ID,
+    GuardedSqliteSaver,
+    StrictCheckpointSerializer,
+    connect_sqlite,
+    open_checkpointer,
+)
 from sealgraph.cli import main
 from sealgraph.errors import CheckpointError
 
@@ -82,8 +88,10 @@ def test_run_is_checkpointed_per_node_and_trace_reads_it_back(tiny_index, db, ca
     with sqlite3.connect(db) as conn:
         n = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 't1'").fetchone()[0]
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     assert n == max(e["step"] for e in events) + 2
     assert mode == "wal"
+    assert app_id == APPLICATION_ID  # marked as sealgraph's own file
 
 
 def test_trace_timeline_lists_every_node_call(tiny_index, db, capsys):
@@ -207,6 +215,12 @@ def test_a_failed_write_is_rolled_back_whole(tmp_path):
         conn.close()
     with sqlite3.connect(path) as check:
         assert check.execute("SELECT checkpoint_id FROM checkpoints").fetchall() == [("c2",)]
+
+
+def test_savers_read_with_the_strict_serializer(tmp_path):
+    with open_checkpointer(tmp_path / "runs.sqlite") as saver:
+        assert isinstance(saver.serde, StrictCheckpointSerializer)
+        assert saver.serde.label == str(tmp_path / "runs.sqlite")
 
 
 def test_open_checkpointer_for_reading_never_creates_a_file(tmp_path):

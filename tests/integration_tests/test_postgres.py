@@ -196,3 +196,44 @@ def test_ask_and_trace_through_postgres(postgres_url, tiny_index, tmp_path, caps
     assert json.loads(capsys.readouterr().out)["next"] == ["extract"]
     assert main(["trace", "ghost", "--db", postgres_url]) != 0
     assert "unknown thread 'ghost'" in capsys.readouterr().err
+
+
+def test_crafted_postgres_checkpoint_runs_nothing(postgres_url, tiny_index, tmp_path, capsys):
+    """A stored value naming ``os.system`` is refused on trace, resume and replay."""
+    import ormsgpack
+    import psycopg
+
+    question = QUESTIONS["pg-first"]
+    args = ["--index", str(tiny_index.path), "--db", postgres_url, "--thread"]
+    for thread in ("pg-victim", "pg-bystander"):
+        assert main(["ask", question, *args, thread, "--json"]) == 0
+    capsys.readouterr()
+    marker = tmp_path / "pwned"
+    evil = ormsgpack.Ext(0, ormsgpack.packb(("os", "system", f"touch '{marker}'")))
+    blob = ormsgpack.packb([{"kind": "x", "data": {"v": evil}}])
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        poisoned = conn.execute(
+            "UPDATE checkpoint_blobs SET type = 'msgpack', blob = %s "
+            "WHERE thread_id = 'pg-victim' AND channel = 'seal_log'",
+            (blob,),
+        ).rowcount
+        poisoned += conn.execute(
+            "UPDATE checkpoint_writes SET type = 'msgpack', blob = %s "
+            "WHERE thread_id = 'pg-victim'",
+            (ormsgpack.packb([evil]),),
+        ).rowcount
+    assert poisoned > 0
+    for command in (
+        ["trace", "pg-victim"],
+        ["resume", "pg-victim"],
+        ["replay", "pg-victim", "--from", "1", "--set", "k=1"],
+    ):
+        code = main([*command, "--db", postgres_url])
+        err = capsys.readouterr().err
+        assert code != 0
+        assert "Traceback" not in err
+        assert err.startswith("sealgraph: error: refusing to read the checkpoint database")
+        assert "os.system" in err
+        assert not marker.exists(), command
+    assert main(["trace", "pg-bystander", "--db", postgres_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[-1]["kind"] == "answer"
