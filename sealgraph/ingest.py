@@ -2,10 +2,11 @@
 
 Paths may be files or directories (walked recursively in sorted order, hidden
 entries skipped) so the same inputs always give the same documents in the same
-order. JSONL is read per line in one of two forms: the multi-hop QA schema
-(``{"question", "paragraphs": [{"title", "sentences"}], ...}``, every paragraph a
-document, deduplicated across all inputs) or a generic ``{"id", "title", "text"}``
-record.
+order. Symlinked folders are followed, each real folder once; a folder or file
+inside them that cannot be read is skipped with a warning naming it. JSONL is
+read per line in one of two forms: the multi-hop QA schema (``{"question",
+"paragraphs": [{"title", "sentences"}], ...}``, every paragraph a document,
+deduplicated across all inputs) or a generic ``{"id", "title", "text"}`` record.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "load_corpus",
     "load_documents",
     "load_qa_records",
+    "parse_json_line",
     "qa_doc_id",
     "warn_stderr",
 ]
@@ -43,6 +45,9 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 """File suffixes read as Markdown."""
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | {".txt", ".jsonl"}
 """File suffixes picked up when walking a directory; others there are skipped."""
+
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of lists and objects accepted in a JSONL line."""
 
 _BINARY_SNIFF_BYTES = 8192
 
@@ -80,16 +85,19 @@ def load_documents(
         paths: One path or several. Directories are walked recursively; inside them
             only ``.md``, ``.markdown``, ``.txt`` and ``.jsonl`` files are read. A file
             named explicitly with any other suffix is read as plain text.
-        warn: Called with one line per recoverable problem (a binary file skipped,
-            bytes that are not UTF-8). Defaults to printing on stderr.
+        warn: Called with one line per recoverable problem (a binary or unreadable
+            file skipped, an unreadable folder skipped, a symlink loop broken, bytes
+            that are not UTF-8). Defaults to printing on stderr.
 
     Returns:
         The documents, in a deterministic order (inputs in the given order, files
         within a directory sorted by relative path).
 
     Raises:
-        InputError: A path does not exist, or no document was found at all.
-        IngestError: A JSONL line is malformed, or two inputs claim the same id.
+        InputError: A path does not exist, a file named explicitly cannot be read,
+            or no document was found at all.
+        IngestError: A JSONL line is malformed (or nested more than
+            :data:`MAX_JSON_DEPTH` deep), or two inputs claim the same id.
 
     """
     return load_corpus(paths, warn=warn).documents
@@ -103,8 +111,8 @@ def load_corpus(
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
     loader = _Loader(warn)
-    for root, file in _iter_input_files(_as_path_list(paths)):
-        loader.load_file(root, file)
+    for root, file, explicit in _iter_input_files(_as_path_list(paths), warn):
+        loader.load_file(root, file, explicit=explicit)
     if not loader.documents:
         shown = ", ".join(str(p) for p in _as_path_list(paths)) or "(no paths given)"
         raise InputError(
@@ -129,8 +137,9 @@ def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
     Raises:
         InputError: The file does not exist.
-        IngestError: A line is not valid JSON or does not follow the schema; the
-            message names the file and line number.
+        IngestError: A line is not valid JSON (or nested more than
+            :data:`MAX_JSON_DEPTH` deep) or does not follow the schema; the message
+            names the file and line number.
 
     """
     file = Path(path)
@@ -166,12 +175,18 @@ class _Loader:
         self._qa_seen: set[tuple[str, str]] = set()
         self._files_seen: set[Path] = set()
 
-    def load_file(self, root: Path, file: Path) -> None:
+    def load_file(self, root: Path, file: Path, *, explicit: bool) -> None:
         resolved = file.resolve()
         if resolved in self._files_seen:  # the same file named twice (dir and file)
             return
         self._files_seen.add(resolved)
-        data = _read_bytes(file)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            if explicit:  # the user named this file: not reading it is an error
+                raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+            self.warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
+            return
         if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
             self.warn(f"skipped binary file {file}")
             return
@@ -322,14 +337,62 @@ def _validate_qa_record(
         raise IngestError(f'{where}: "supporting_facts" must be a list of [title, index] pairs')
 
 
+def parse_json_line(line: str, where: str) -> Any:
+    """Parse one line of a user's JSONL file, or raise an error naming ``where``.
+
+    Use this rather than :func:`json.loads` for any user JSONL: a line nested
+    thousands of levels deep would otherwise raise :class:`RecursionError` here or
+    later (serialising, printing), which the CLI would show as a traceback.
+
+    Args:
+        line: The line.
+        where: ``file:line`` for the message.
+
+    Raises:
+        IngestError: Invalid JSON, or lists and objects nested more than
+            :data:`MAX_JSON_DEPTH` deep.
+
+    """
+    too_deep = IngestError(
+        f"{where}: JSON nested too deeply (sealgraph reads at most {MAX_JSON_DEPTH} levels "
+        f"of lists and objects)"
+    )
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{where}: invalid JSON ({exc.msg})") from None
+    except RecursionError:  # the parser's own stack limit: far deeper than MAX_JSON_DEPTH
+        raise too_deep from None
+    # Refused here, deep values would blow the stack later (json.dumps of metadata,
+    # repr); counting brackets first keeps the walk off ordinary lines.
+    if line.count("[") + line.count("{") > MAX_JSON_DEPTH and _deeper_than(
+        value, MAX_JSON_DEPTH
+    ):
+        raise too_deep
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest more than ``limit`` levels deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def _iter_json_lines(text: str, file: Path) -> Iterator[tuple[int, Any]]:
     for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield line_no, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(f"{file}:{line_no}: invalid JSON ({exc.msg})") from None
+        if line.strip():
+            yield line_no, parse_json_line(line, f"{file}:{line_no}")
 
 
 def _read_bytes(file: Path) -> bytes:
@@ -355,29 +418,69 @@ def _as_path_list(
     return [Path(p) for p in paths]
 
 
-def _iter_input_files(paths: list[Path]) -> Iterator[tuple[Path, Path]]:
-    """Yield ``(root, file)`` pairs: ids are built from the path relative to root."""
+def _iter_input_files(paths: list[Path], warn: WarnFn) -> Iterator[tuple[Path, Path, bool]]:
+    """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root."""
     for path in paths:
         if not path.exists():
             raise InputError(f"no such file or directory: {path}")
         if path.is_dir():
-            for file in _walk(path):
-                yield path, file
+            for file in _walk(path, warn):
+                yield path, file, False
         else:
-            yield path.parent, path
+            yield path.parent, path, True
 
 
-def _walk(root: Path) -> list[Path]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith("."):
+def _walk(root: Path, warn: WarnFn) -> list[Path]:
+    """Supported, non-hidden files under ``root``, sorted by path relative to it.
+
+    Symlinked folders are followed. Every real folder and file is taken once, the
+    first way it is reached: the real tree under ``root`` first, then the linked
+    folders (breadth first, sorted), then symlinked files; so a link to a folder
+    or file already taken adds nothing and a link back up the tree cannot loop.
+    """
+    found: dict[str, Path] = {}  # real path -> the path it was reached by
+    walked: set[str] = set()  # real paths of folders already listed
+    file_links: list[Path] = []
+
+    def unreadable(error: OSError) -> None:
+        warn(f"skipped unreadable folder {error.filename}: {error.strerror or error}")
+
+    pending = [root]
+    while pending:
+        top = pending.pop(0)
+        real_top = os.path.realpath(top)
+        if real_top in walked:
+            if _is_within(os.path.realpath(top.parent), real_top):
+                warn(f"skipped symlink {top}: it points back to {real_top}, a folder above it")
+            continue
+        links: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable):
+            real_dir = os.path.realpath(dirpath)
+            if real_dir in walked:  # reached through an earlier link already
+                dirnames[:] = []
                 continue
-            file = Path(dirpath, name)
-            if file.suffix.lower() in SUPPORTED_SUFFIXES and file.is_file():
-                found.append(file)
-    return sorted(found, key=lambda f: f.relative_to(root).as_posix())
+            walked.add(real_dir)
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            links.extend(Path(dirpath, d) for d in dirnames if os.path.islink(Path(dirpath, d)))
+            for name in sorted(filenames):
+                file = Path(dirpath, name)
+                if name.startswith(".") or file.suffix.lower() not in SUPPORTED_SUFFIXES:
+                    continue
+                if file.is_symlink():
+                    file_links.append(file)
+                elif file.is_file():
+                    found.setdefault(os.path.realpath(file), file)
+        pending.extend(links)  # os.walk does not descend into them (followlinks=False)
+    for file in file_links:  # after every real file, so a real path wins over a link
+        if file.is_file():
+            found.setdefault(os.path.realpath(file), file)
+        elif not file.exists():
+            warn(f"skipped broken symlink {file}")
+    return sorted(found.values(), key=lambda f: f.relative_to(root).as_posix())
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def warn_stderr(message: str) -> None:

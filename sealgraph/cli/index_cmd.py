@@ -1,20 +1,26 @@
-"""``sealgraph index``: build or update an index from documents."""
+"""``sealgraph index``: build an index from documents, or add documents to one."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``index`` subcommand."""
     parser = subparsers.add_parser(
         "index",
-        help="build or update an index from Markdown, text and JSONL files",
+        help="build an index from Markdown, text and JSONL files, or add files to one",
         description=(
             "Ingest documents (files or folders; .md, .markdown, .txt, .jsonl), chunk them on "
-            "sentence boundaries and write a lexical + dense index. Re-indexing reuses the "
-            "embeddings of unchanged chunks."
+            "sentence boundaries and write a lexical + dense index. If the --index directory "
+            "already holds an index, the documents are ADDED to it: a document whose id is "
+            "already there (a file's path relative to the folder given, or its JSONL id) is "
+            "updated, the others are kept; --replace makes the index hold exactly the given "
+            "documents instead. "
+            "Unchanged chunks reuse their embeddings. A directory that is not a sealgraph "
+            "index (or holds other files besides one) is never touched."
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index")
@@ -23,43 +29,74 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--embedder",
         default="auto",
         metavar="SPEC",
-        help="auto (local if installed), local, none, or openai:MODEL (default: auto)",
+        help=(
+            "auto, local, none, or openai:MODEL (default: auto: the existing index's "
+            "embedder, else local if installed)"
+        ),
     )
     parser.add_argument(
         "--max-chunk-tokens",
         type=int,
-        default=256,
         metavar="N",
-        help="most tokens per chunk (default: 256)",
+        help="most tokens per chunk (default: the existing index's, else 256)",
     )
     parser.add_argument(
         "--encoding",
-        default="o200k_base",
         metavar="NAME",
-        help="tiktoken encoding or model name that counts tokens (default: o200k_base)",
+        help=(
+            "tiktoken encoding or model name that counts tokens "
+            "(default: the existing index's, else o200k_base)"
+        ),
+    )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the index's documents by the given ones instead of adding them",
     )
     parser.add_argument(
         "--force",
         action="store_true",
-        help="replace an index that was built with a different embedder",
+        help=(
+            "allow an index built with a different embedder: it is rebuilt from the given "
+            "files only (implies --replace)"
+        ),
+    )
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long to wait for another build of the same index to finish (default: 3600)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the index and print a one-line summary."""
+    """Build the index and print a one-line summary of this build."""
     from sealgraph.index import build_index
 
     started = time.perf_counter()
+    options: dict[str, Any] = {}
+    if args.lock_timeout is not None:  # build_index's default otherwise (kept in one place)
+        options["lock_timeout"] = args.lock_timeout
     index = build_index(
         args.paths,
         args.index,
         embedder=args.embedder,
         max_chunk_tokens=args.max_chunk_tokens,
         encoding=args.encoding,
+        replace=args.replace,
         force=args.force,
+        **options,
     )
+    # The index build_index returns is this build's own (loaded under its lock),
+    # so the counts cannot be those of a concurrent build.
     counts = index.manifest["counts"]
+    changes = (
+        f"{counts['documents_added']} added, {counts['documents_updated']} updated, "
+        f"{counts['documents_kept']} kept"
+    )
+    if counts["documents_removed"]:
+        changes += f", {counts['documents_removed']} removed"
     if index.embedder_name:
         vectors = (
             f"embeddings: {counts['vectors_reused']} reused, {counts['vectors_new']} new "
@@ -68,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         vectors = "embedder: none (lexical only)"
     print(
-        f"indexed {index.n_docs} documents, {index.n_chunks} chunks into {index.path}; "
-        f"{vectors}; {time.perf_counter() - started:.1f} s"
+        f"indexed {counts['documents']} documents, {counts['chunks']} chunks into {index.path} "
+        f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
     )
     return 0

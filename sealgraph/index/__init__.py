@@ -13,7 +13,8 @@ An index directory holds::
     vectors.npy        the same vectors as float32
 
 Everything is loaded into memory at load time; afterwards an :class:`Index` is
-read-only, so it is safe to share between threads.
+read-only, so it is safe to share between threads. Builds of one directory take
+turns through a lock file beside it, ``.NAME.lock``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ import numpy as np
 
 from sealgraph.config import RetrievalConfig
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
-from sealgraph.index._build import ProgressFn, build_index_dir, indexed_text
+from sealgraph.index._build import (
+    DEFAULT_LOCK_TIMEOUT_S,
+    ProgressFn,
+    build_index_dir,
+    indexed_text,
+    restore_interrupted,
+)
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, TOKENIZER_VERSION, LexicalIndex
@@ -40,6 +47,7 @@ from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
+    check_embedder_ready,
     normalize_rows,
     resolve_embedder,
 )
@@ -69,53 +77,85 @@ def build_index(
     index_dir: str | os.PathLike[str],
     *,
     embedder: str | Embedder | None = "auto",
-    max_chunk_tokens: int = 256,
-    encoding: str = "o200k_base",
+    max_chunk_tokens: int | None = None,
+    encoding: str | None = None,
+    replace: bool = False,
     force: bool = False,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     progress: ProgressFn | None = None,
     warn: WarnFn | None = None,
 ) -> Index:
-    """Build an index from files or documents and return it loaded.
+    """Build an index, or add documents to an existing one, and return it loaded.
+
+    Into an existing index the given documents are ADDED: a document whose id is
+    already there is updated (chunked again), the index's other documents are kept
+    and new ones are appended. Chunks whose indexed text is unchanged reuse their
+    stored vectors (same embedder), so only new or changed text is embedded.
+    ``replace=True`` instead makes the index hold exactly the given documents.
+    The manifest's ``counts`` say how many documents were ``documents_added``,
+    ``documents_updated``, ``documents_kept`` and ``documents_removed``.
 
     The build is atomic: the new index is written to a temporary sibling directory
-    and swapped in only when complete. Chunks whose indexed text is unchanged
-    since the previous index in ``index_dir`` (same embedder) reuse its vectors.
+    and swapped in only when complete. Builds of the same ``index_dir`` take turns
+    (a lock file ``.NAME.lock`` beside it); the returned index is this build's
+    result, loaded before the lock is released. ``index_dir`` may be new, empty or
+    a sealgraph index; anything else (a folder of other files, even one with a
+    ``manifest.json``, or an index into which other files were put) is refused
+    and left untouched.
 
     Args:
         paths_or_documents: A path, several paths (files or folders; see
             :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects.
-        index_dir: Directory of the index; created or replaced.
+        index_dir: Directory of the index; created, added to, or replaced.
         embedder: ``"auto"``, ``"local"``, ``"none"``, ``"openai:<model>"``, an
-            :class:`Embedder`, or None for lexical retrieval only.
-        max_chunk_tokens: Most tokens per chunk (a longer single sentence stays whole).
-        encoding: tiktoken encoding (or model name) that counts chunk tokens.
-        force: Replace an index built with a different embedder.
-        progress: ``(stage, done, total)`` callback; by default a progress bar is
-            drawn on stderr when it is a terminal and a stage takes a while.
+            :class:`Embedder`, or None for lexical retrieval only. Into an existing
+            index (without ``force``), ``"auto"`` is that index's embedder if it
+            can be loaded here.
+        max_chunk_tokens: Most tokens per chunk (a longer single sentence stays
+            whole). None: the existing index's (without ``force``), else 256.
+        encoding: tiktoken encoding (or model name) that counts chunk tokens. None:
+            the existing index's (without ``force``), else ``o200k_base``.
+        replace: Replace the index's documents by the given ones instead of adding.
+        force: Allow ``embedder`` to differ from the existing index's. Vectors of
+            two embedders cannot be mixed, so this rebuilds the index from the given
+            documents only (it implies ``replace``), with the given or default
+            settings.
+        lock_timeout: Seconds to wait for another build of ``index_dir`` to finish.
+        progress: ``(stage, done, total)`` callback; by default progress is shown
+            on stderr for stages that take a while (a bar on a terminal, a plain
+            line every 10 s otherwise).
         warn: Called with one line per warning; defaults to stderr.
 
     Returns:
         The new index.
 
     Raises:
-        InputError: Bad paths, nothing to index, or a target that is not an index.
+        InputError: Bad paths, nothing to index, or a target that is not an index
+            (or holds files sealgraph did not write).
         IngestError: Malformed input (for example a bad JSONL line).
         EmbedderMismatchError: ``index_dir`` holds an index of another embedder.
+        IndexCorruptError: Adding to an index whose documents cannot be read back
+            (rebuild it with ``replace=True``).
+        ConfigError: The embedder cannot work here (an OpenAI model without API key).
         TokenizerError: The tiktoken encoding cannot be loaded.
+        SealgraphError: Another build of ``index_dir`` ran longer than ``lock_timeout``.
 
     """
-    index_dir = Path(index_dir)
-    used = build_index_dir(
+    return build_index_dir(
         paths_or_documents,
-        index_dir,
+        Path(index_dir),
         embedder=embedder,
         max_chunk_tokens=max_chunk_tokens,
         encoding=encoding,
+        replace=replace,
         force=force,
+        lock_timeout=lock_timeout,
         progress=progress,
         warn=warn,
+        finish=lambda path, used: load_index(
+            path, embedder=used if used is not None else "none", warn=warn
+        ),
     )
-    return load_index(index_dir, embedder=used if used is not None else "none", warn=warn)
 
 
 def load_index(
@@ -133,13 +173,20 @@ def load_index(
             search; an :class:`Embedder` or spec must have the manifest's name.
         warn: Called with one line per warning (defaults to stderr).
 
+    An index that a build moved aside and could not put back before it died
+    (``.NAME.old-*`` beside a missing ``index_dir``) is restored first, with a
+    warning.
+
     Raises:
         IndexCorruptError: No index there, or a file is missing, changed or unreadable.
         EmbedderMismatchError: ``embedder`` is not the one the index was built with.
+        ConfigError: The index's embedder cannot work here (an OpenAI model without
+            an API key); the message names the variable to set.
 
     """
     warn = warn or warn_stderr
     path = Path(index_dir)
+    restore_interrupted(path, timeout=DEFAULT_LOCK_TIMEOUT_S, warn=warn)
     manifest = read_manifest(path)
     info = manifest.get("embedder")
     required = [DOCSTORE_FILE, *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES)]
@@ -165,7 +212,7 @@ def load_index(
     if problems:
         raise IndexCorruptError(
             f"damaged index at {path}: {'; '.join(problems)}; rebuild it with "
-            f"`sealgraph index PATH --index {path}`"
+            f"`sealgraph index PATH --index {path} --replace`"
         )
     built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
     if built_with != TOKENIZER_VERSION:
@@ -207,6 +254,8 @@ def _query_embedder(
             if message not in _warned_once:
                 _warned_once.add(message)
                 warn(message)
+        # Available but not usable (no API key): say so now, not inside a graph node.
+        check_embedder_ready(resolved)
         return resolved
     resolved = resolve_embedder(embedder) if isinstance(embedder, str) else embedder
     if resolved is None or resolved.name != name:
@@ -215,6 +264,7 @@ def _query_embedder(
             f"the index at {path} was built with embedder {name}, not {got}; "
             f"query with the same embedder or rebuild the index"
         )
+    check_embedder_ready(resolved)
     return resolved
 
 

@@ -4,22 +4,32 @@ Everything is written into a temporary sibling of the target directory, flushed
 to disk, and only then swapped into place; the manifest (with the checksum of
 every file) is the last file written. A build that dies half-way therefore
 leaves either the previous index or nothing that loads, never a mix.
+
+Builds of one index directory are serialised by a lock file beside it
+(``.NAME.lock``, :func:`locked_index`); holding it, a build first cleans up what
+an interrupted build left (a temporary ``.NAME.building-*`` folder, or the
+previous index still parked in ``.NAME.old-*``). A directory is only ever
+replaced when it is empty or a sealgraph index holding nothing but sealgraph's
+files (:func:`inspect_target`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TextIO, TypeVar
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from sealgraph.chunking import SPLITTER_VERSION, chunk_document
 from sealgraph.errors import (
@@ -29,21 +39,40 @@ from sealgraph.errors import (
     InputError,
     SealgraphError,
 )
-from sealgraph.index._dense import VECTORS_FILE, DenseIndex
-from sealgraph.index._lexical import BM25_PARAMS, LEXICAL_DIR, TOKENIZER_VERSION, LexicalIndex
+from sealgraph.index._dense import DENSE_FILES, VECTORS_FILE, DenseIndex
+from sealgraph.index._lexical import (
+    BM25_PARAMS,
+    LEXICAL_DIR,
+    LEXICAL_FILES,
+    TOKENIZER_VERSION,
+    LexicalIndex,
+)
 from sealgraph.index._manifest import (
     FORMAT_NAME,
     FORMAT_VERSION,
     MANIFEST_FILE,
     checksum_tree,
+    foreign_entries,
     fsync_path,
     fsync_tree,
-    read_manifest,
+    read_marker,
     verify_files,
     write_manifest,
 )
-from sealgraph.index._store import DOCSTORE_FILE, read_chunk_hashes, write_docstore
-from sealgraph.index.embedders import ENABLE_DENSE_HINT, Embedder, normalize_rows, resolve_embedder
+from sealgraph.index._store import (
+    DOCSTORE_FILE,
+    read_chunk_hashes,
+    read_document_ids,
+    read_documents,
+    write_docstore,
+)
+from sealgraph.index.embedders import (
+    ENABLE_DENSE_HINT,
+    Embedder,
+    check_embedder_ready,
+    normalize_rows,
+    resolve_embedder,
+)
 from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
 from sealgraph.ledger.knowledge import TABLES_FILE, write_corpus_tables
 from sealgraph.tokens import encoding_for_model, token_counter
@@ -53,7 +82,22 @@ ProgressFn = Callable[[str, int, int], None]
 """Progress callback: ``(stage, done, total)`` with stage ``chunking`` or ``embedding``."""
 
 MIN_CHUNK_TOKENS = 8
+DEFAULT_MAX_CHUNK_TOKENS = 256
+"""Chunk size of a new index when none is given."""
+DEFAULT_ENCODING = "o200k_base"
+"""Tiktoken encoding of a new index when none is given."""
+DEFAULT_LOCK_TIMEOUT_S = 3600.0
+"""How long a build waits for another build of the same index by default."""
+OWN_FILES = (
+    DOCSTORE_FILE,
+    *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES),
+    *DENSE_FILES,
+    TABLES_FILE,
+)
+"""Files a build writes (besides the manifest), even when a damaged manifest lists none."""
+
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress granularity)
+_T = TypeVar("_T")
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -75,89 +119,376 @@ def build_index_dir(
     index_dir: Path,
     *,
     embedder: str | Embedder | None,
-    max_chunk_tokens: int,
-    encoding: str,
+    max_chunk_tokens: int | None,
+    encoding: str | None,
+    replace: bool,
     force: bool,
+    lock_timeout: float,
     progress: ProgressFn | None,
     warn: WarnFn | None,
-) -> Embedder | None:
-    """Build (or rebuild) the index in ``index_dir``; return the embedder used.
+    finish: Callable[[Path, Embedder | None], _T],
+) -> _T:
+    """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
-    See :func:`sealgraph.index.build_index` for the arguments and errors.
+    ``finish`` runs while the build still holds the index's lock, so what it reads
+    is this build's result, not a concurrent build's. See
+    :func:`sealgraph.index.build_index` for the arguments and errors.
     """
     warn = warn or warn_stderr
     index_dir = index_dir.resolve()  # "." or "idx/" must still have a real name and parent
+    replace = replace or force  # vectors of two embedders never mix: --force rebuilds
+    # Everything that can fail without touching the disk fails before the lock file
+    # or any folder is created (the checks are repeated under the lock).
+    existing = inspect_target(index_dir)
+    if existing is not None and not force:
+        # Adding a note must not silently re-chunk or re-embed the whole index with
+        # other settings: unless given, they are the index's own.
+        embedder, max_chunk_tokens, encoding = _settings_of(
+            existing, embedder, max_chunk_tokens, encoding
+        )
+    if max_chunk_tokens is None:
+        max_chunk_tokens = DEFAULT_MAX_CHUNK_TOKENS
     if max_chunk_tokens < MIN_CHUNK_TOKENS:
         raise InputError(
             f"max chunk tokens must be at least {MIN_CHUNK_TOKENS}, got {max_chunk_tokens}"
         )
-    existing = _existing_manifest(index_dir, warn)
     resolved = _resolve_embedder(embedder, warn)
-    new_name = resolved.name if resolved is not None else None
-    if existing is not None and not force:
-        old_name = (existing.get("embedder") or {}).get("name")
-        if old_name != new_name:
-            raise EmbedderMismatchError(
-                f"the index at {index_dir} was built with embedder {old_name or 'none'} but "
-                f"{new_name or 'none'} was requested; vectors of different embedders cannot "
-                f"be mixed: use --force (force=True) to rebuild it, or another directory"
-            )
+    _check_embedder(index_dir, existing, resolved, force=force)
+    check_embedder_ready(resolved)
+    encoding = encoding or DEFAULT_ENCODING
     encoding_name = encoding_for_model(encoding)
     counter = token_counter(encoding_name)
+    given, sources = _documents(inputs, warn)
     report = progress or _StderrProgress()
 
-    documents, sources = _documents(inputs, warn)
-    chunks: list[Chunk] = []
-    for i, doc in enumerate(documents, start=1):
-        chunks.extend(chunk_document(doc, counter, max_chunk_tokens))
-        report("chunking", i, len(documents))
-    if not chunks:
-        raise InputError("nothing to index: every document is empty")
-    texts = [indexed_text(c) for c in chunks]
-    hashes = [content_hash(t) for t in texts]
+    with locked_index(index_dir, timeout=lock_timeout, warn=warn):
+        existing = inspect_target(index_dir)
+        _check_embedder(index_dir, existing, resolved, force=force)
+        documents, doc_counts = _merge(index_dir, existing, given, replace=replace)
+        chunks: list[Chunk] = []
+        for i, doc in enumerate(documents, start=1):
+            chunks.extend(chunk_document(doc, counter, max_chunk_tokens))
+            report("chunking", i, len(documents))
+        if not chunks:
+            raise InputError("nothing to index: every document is empty")
+        texts = [indexed_text(c) for c in chunks]
+        hashes = [content_hash(t) for t in texts]
 
-    index_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        try:
+            write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes)
+            (tmp / LEXICAL_DIR).mkdir()
+            LexicalIndex.build(texts).save(tmp / LEXICAL_DIR)
+            # Corpus statistics of the offline reasoner (word and name frequencies), so
+            # the first question does not pay a pass over the whole corpus.
+            write_corpus_tables(tmp / TABLES_FILE, chunks)
+            n_reused = n_new = 0
+            embedder_info = None
+            if resolved is not None:
+                reuse = _reusable_vectors(index_dir, existing, resolved, warn)
+                vectors, n_reused, n_new = _embed(resolved, texts, hashes, reuse, report)
+                DenseIndex(vectors).save(tmp)
+                embedder_info = {"name": resolved.name, "dim": int(vectors.shape[1])}
+            manifest = {
+                "format": FORMAT_NAME,
+                "format_version": FORMAT_VERSION,
+                "sealgraph_version": _version(),
+                "embedder": embedder_info,
+                "tokenizer": {"encoding": encoding_name},
+                "chunker": {"max_tokens": max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
+                "lexical": {"tokenizer_version": TOKENIZER_VERSION, **BM25_PARAMS},
+                "counts": {
+                    "documents": len(documents),
+                    "chunks": len(chunks),
+                    "vectors_reused": n_reused,
+                    "vectors_new": n_new,
+                    **doc_counts,
+                },
+                "sources": _merge_sources(existing, sources, replace=replace),
+                "files": checksum_tree(tmp),
+            }
+            write_manifest(tmp, manifest)
+            fsync_tree(tmp)
+            _swap_into_place(tmp, index_dir, existing, warn)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return finish(index_dir, resolved)
+
+
+def inspect_target(index_dir: Path) -> dict[str, Any] | None:
+    """Return the manifest of the index a build may replace; None for a new or empty folder.
+
+    Raises:
+        InputError: ``index_dir`` is a file, a folder that is not a sealgraph index
+            (see :func:`sealgraph.index._manifest.read_marker`), or a sealgraph index
+            holding files sealgraph did not write; it must not be touched.
+
+    """
+    if not os.path.lexists(index_dir):
+        return None
+    if not index_dir.is_dir():
+        kind = "a file" if index_dir.is_file() else "not a directory"
+        raise InputError(f"{index_dir} is {kind}, not an index directory")
     try:
-        write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes)
-        (tmp / LEXICAL_DIR).mkdir()
-        LexicalIndex.build(texts).save(tmp / LEXICAL_DIR)
-        # Corpus statistics of the offline reasoner (word and name frequencies), so
-        # the first question does not pay a pass over the whole corpus.
-        write_corpus_tables(tmp / TABLES_FILE, chunks)
-        n_reused = n_new = 0
-        embedder_info = None
-        if resolved is not None:
-            reuse = _reusable_vectors(index_dir, existing, resolved, warn)
-            vectors, n_reused, n_new = _embed(resolved, texts, hashes, reuse, report)
-            DenseIndex(vectors).save(tmp)
-            embedder_info = {"name": resolved.name, "dim": int(vectors.shape[1])}
-        manifest = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "sealgraph_version": _version(),
-            "embedder": embedder_info,
-            "tokenizer": {"encoding": encoding_name},
-            "chunker": {"max_tokens": max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
-            "lexical": {"tokenizer_version": TOKENIZER_VERSION, **BM25_PARAMS},
-            "counts": {
-                "documents": len(documents),
-                "chunks": len(chunks),
-                "vectors_reused": n_reused,
-                "vectors_new": n_new,
-            },
-            "sources": [
-                {"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources
-            ],
-            "files": checksum_tree(tmp),
-        }
-        write_manifest(tmp, manifest)
-        fsync_tree(tmp)
-        _swap_into_place(tmp, index_dir)
+        if not any(index_dir.iterdir()):
+            return None
+    except OSError as exc:
+        raise InputError(f"cannot read {index_dir}: {exc.strerror or exc}") from None
+    manifest = read_marker(index_dir)
+    foreign = foreign_entries(index_dir, manifest, OWN_FILES)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise InputError(
+            f"{index_dir} is a sealgraph index but also holds files sealgraph did not write "
+            f"({shown}); refusing to replace it: move them out of the index directory first"
+        )
+    return manifest
+
+
+@contextmanager
+def locked_index(index_dir: Path, *, timeout: float, warn: WarnFn) -> Iterator[Path]:
+    """Hold the build lock of ``index_dir`` (``.NAME.lock`` beside it); yield the resolved path.
+
+    Waits up to ``timeout`` seconds for another build, saying so once. Once the
+    lock is held, no other build of this index runs, so leftovers of interrupted
+    builds are cleaned up (:func:`recover_leftovers`) before the caller's block.
+
+    Raises:
+        InputError: ``index_dir`` must not be touched (:func:`inspect_target`), or
+            the lock file cannot be created.
+        SealgraphError: The lock was not released within ``timeout`` seconds.
+
+    """
+    index_dir = index_dir.resolve()
+    inspect_target(index_dir)  # never create anything beside a folder that is not ours
+    lock_path = index_dir.parent / f".{index_dir.name}.lock"
+    try:
+        index_dir.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(lock_path)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            warn(f"waiting for another sealgraph build of {index_dir} to finish (up to {timeout:g} s)")
+            try:
+                lock.acquire(timeout=max(timeout, 0))
+            except Timeout:
+                raise SealgraphError(
+                    f"another sealgraph build of {index_dir} still holds its lock {lock_path} "
+                    f"after {timeout:g} s; try again when it has finished, or wait longer "
+                    f"(--lock-timeout)"
+                ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot lock {index_dir} (lock file {lock_path}): {exc.strerror or exc}"
+        ) from None
+    try:
+        recover_leftovers(index_dir, warn)
+        yield index_dir
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return resolved
+        lock.release()
+
+
+def recover_leftovers(index_dir: Path, warn: WarnFn) -> None:
+    """Clean up after interrupted builds of ``index_dir``; call only holding its lock.
+
+    Temporary ``.NAME.building-*`` folders are removed. A ``.NAME.old-*`` folder is
+    the previous index parked by a swap: when ``index_dir`` is missing (or empty)
+    the newest one holding a sealgraph manifest is renamed back; otherwise the swap
+    finished and it is removed. Only folders with sealgraph's naming (and, for old
+    ones, sealgraph's manifest and files, or nothing at all) are ever removed.
+    """
+    for stale in _leftovers(index_dir, "building"):
+        shutil.rmtree(stale, ignore_errors=True)
+        warn(f"removed {stale}, left by an interrupted build")
+    parked = [(old, _marker_or_none(old)) for old in _leftovers(index_dir, "old")]
+    indexes = [(old, manifest) for old, manifest in parked if manifest is not None]
+    if indexes and _missing_or_empty(index_dir):
+        newest = max(indexes, key=lambda item: (item[0] / MANIFEST_FILE).stat().st_mtime)[0]
+        try:
+            if index_dir.is_dir():
+                index_dir.rmdir()
+            os.replace(newest, index_dir)
+            fsync_path(index_dir.parent)
+        except OSError as exc:
+            raise IndexCorruptError(
+                f"an interrupted build left the index of {index_dir} in {newest} and it "
+                f"cannot be put back ({exc.strerror or exc}); rename it to {index_dir}"
+            ) from None
+        warn(f"restored the index at {index_dir} from {newest}, where an interrupted build left it")
+        parked = [(old, manifest) for old, manifest in parked if old != newest]
+    target_is_index = not _missing_or_empty(index_dir) and _marker_or_none(index_dir) is not None
+    for old, manifest in parked:
+        if manifest is None:
+            with suppress(OSError):
+                old.rmdir()  # the empty folder a swap creates first; anything else stays
+        elif target_is_index and not foreign_entries(old, manifest, OWN_FILES):
+            shutil.rmtree(old, ignore_errors=True)
+            warn(f"removed {old}, a previous index left by an interrupted build")
+
+
+def restore_interrupted(index_dir: Path, *, timeout: float, warn: WarnFn) -> None:
+    """Put back the index a build moved away from ``index_dir`` before it died, if any.
+
+    Raises:
+        IndexCorruptError: The previous index exists but cannot be put back; the
+            message says where it is.
+
+    """
+    index_dir = index_dir.resolve()
+    if os.path.lexists(index_dir):
+        return
+    parked = [old for old in _leftovers(index_dir, "old") if _marker_or_none(old) is not None]
+    if not parked:
+        return
+    try:
+        with locked_index(index_dir, timeout=timeout, warn=warn):
+            pass  # recovery happens on taking the lock
+    except IndexCorruptError:
+        raise
+    except (SealgraphError, OSError) as exc:
+        raise IndexCorruptError(
+            f"no index at {index_dir}: an interrupted build left the previous index in "
+            f"{parked[-1]} and it cannot be put back ({exc}); rename it to {index_dir}"
+        ) from None
+
+
+def _leftovers(index_dir: Path, kind: str) -> list[Path]:
+    # tempfile.mkdtemp appends 8 characters of [a-z0-9_] to the prefix.
+    pattern = re.compile(rf"\.{re.escape(index_dir.name)}\.{kind}-[a-z0-9_]{{8}}")
+    try:
+        entries = list(index_dir.parent.iterdir())
+    except OSError:
+        return []
+    return sorted(
+        entry
+        for entry in entries
+        if pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
+
+
+def _marker_or_none(directory: Path) -> dict[str, Any] | None:
+    try:
+        return read_marker(directory)
+    except InputError:
+        return None
+
+
+def _missing_or_empty(directory: Path) -> bool:
+    if not os.path.lexists(directory):
+        return True
+    try:
+        return directory.is_dir() and not any(directory.iterdir())
+    except OSError:
+        return False
+
+
+def _settings_of(
+    manifest: dict[str, Any],
+    embedder: str | Embedder | None,
+    max_chunk_tokens: int | None,
+    encoding: str | None,
+) -> tuple[str | Embedder | None, int | None, str | None]:
+    """Return the settings of a build into the index of ``manifest``; given ones win.
+
+    ``"auto"`` picks the index's embedder when it can be loaded here (else the
+    usual automatic choice, which the embedder check may then refuse).
+    """
+    if isinstance(embedder, str) and embedder.strip().lower() == "auto":
+        name = _embedder_name(manifest)
+        if name is None:
+            embedder = None
+        else:
+            with suppress(InputError):
+                embedder = resolve_embedder(str(name))
+    chunker = manifest.get("chunker") or {}
+    if max_chunk_tokens is None and type(chunker.get("max_tokens")) is int:
+        max_chunk_tokens = chunker["max_tokens"]
+    tokenizer = manifest.get("tokenizer") or {}
+    if encoding is None and isinstance(tokenizer.get("encoding"), str):
+        encoding = tokenizer["encoding"]
+    return embedder, max_chunk_tokens, encoding
+
+
+def _embedder_name(manifest: dict[str, Any]) -> str | None:
+    info = manifest.get("embedder")
+    name = info.get("name") if isinstance(info, dict) else None
+    return str(name) if name is not None else None
+
+
+def _check_embedder(
+    index_dir: Path, existing: dict[str, Any] | None, resolved: Embedder | None, *, force: bool
+) -> None:
+    if existing is None or force:
+        return
+    old_name = _embedder_name(existing)
+    new_name = resolved.name if resolved is not None else None
+    if old_name != new_name:
+        raise EmbedderMismatchError(
+            f"the index at {index_dir} was built with embedder {old_name or 'none'} but "
+            f"{new_name or 'none'} was requested; vectors of different embedders cannot "
+            f"be mixed: use --force (force=True) to rebuild it from the given files only, "
+            f"or another directory"
+        )
+
+
+def _merge(
+    index_dir: Path, existing: dict[str, Any] | None, given: list[Document], *, replace: bool
+) -> tuple[list[Document], dict[str, int]]:
+    """Documents of the new index, and how many were added, updated, kept and removed.
+
+    Adding keeps the index's documents in their order, with those whose id is
+    given again replaced in place, and appends the new ones. Replacing keeps none.
+    """
+    given_ids = {doc.doc_id for doc in given}
+    if replace or existing is None:
+        old_ids = _old_document_ids(index_dir, existing)
+        updated = len(given_ids & old_ids)
+        counts = {"added": len(given) - updated, "updated": updated, "kept": 0}
+        counts["removed"] = len(old_ids - given_ids)
+        return given, _document_counts(counts)
+    try:
+        verify_files(index_dir, existing, (DOCSTORE_FILE,))
+        old = read_documents(index_dir / DOCSTORE_FILE)
+    except (IndexCorruptError, OSError, ValueError, TypeError, sqlite3.DatabaseError) as exc:
+        raise IndexCorruptError(
+            f"cannot add to the index at {index_dir}: its documents cannot be read back "
+            f"({exc}); rebuild it from all of its files with --replace (replace=True)"
+        ) from None
+    by_id = {doc.doc_id: doc for doc in given}
+    old_ids = {doc.doc_id for doc in old}
+    merged = [by_id.get(doc.doc_id, doc) for doc in old]
+    merged.extend(doc for doc in given if doc.doc_id not in old_ids)
+    updated = len(given_ids & old_ids)
+    counts = {"added": len(given) - updated, "updated": updated, "kept": len(old) - updated}
+    return merged, _document_counts({**counts, "removed": 0})
+
+
+def _old_document_ids(index_dir: Path, existing: dict[str, Any] | None) -> set[str]:
+    """Ids in the index being replaced (only counted: a damaged docstore counts none)."""
+    if existing is None:
+        return set()
+    try:
+        verify_files(index_dir, existing, (DOCSTORE_FILE,))
+        return set(read_document_ids(index_dir / DOCSTORE_FILE))
+    except (IndexCorruptError, OSError, sqlite3.DatabaseError):
+        return set()
+
+
+def _document_counts(counts: dict[str, int]) -> dict[str, int]:
+    return {f"documents_{key}": value for key, value in counts.items()}
+
+
+def _merge_sources(
+    existing: dict[str, Any] | None, sources: Sequence[SourceFile], *, replace: bool
+) -> list[dict[str, Any]]:
+    """Source files of the new index: the given ones, after the kept ones read before."""
+    new = [{"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources]
+    if replace or existing is None or not isinstance(existing.get("sources"), list):
+        return new
+    paths = {s["path"] for s in new}
+    kept = [s for s in existing["sources"] if isinstance(s, dict) and s.get("path") not in paths]
+    return kept + new
 
 
 def _version() -> str:
@@ -178,26 +509,6 @@ def _resolve_embedder(embedder: str | Embedder | None, warn: WarnFn) -> Embedder
             f"retrieval will be lexical (BM25) only; enable it with {ENABLE_DENSE_HINT}"
         )
     return resolved
-
-
-def _existing_manifest(index_dir: Path, warn: WarnFn) -> dict[str, Any] | None:
-    """Return the manifest of the index being replaced, or None; never clobber other data."""
-    if not index_dir.exists():
-        return None
-    if not index_dir.is_dir():
-        raise InputError(f"{index_dir} is a file, not an index directory")
-    if not (index_dir / MANIFEST_FILE).exists():
-        if any(index_dir.iterdir()):
-            raise InputError(
-                f"{index_dir} exists and is not a sealgraph index; refusing to replace it "
-                f"(choose a new or empty directory)"
-            )
-        return None
-    try:
-        return read_manifest(index_dir)
-    except IndexCorruptError as exc:
-        warn(f"replacing a damaged index: {exc}")
-        return None
 
 
 def _documents(inputs: Any, warn: WarnFn) -> tuple[list[Document], list[SourceFile]]:
@@ -224,9 +535,9 @@ def _reusable_vectors(
     index_dir: Path, manifest: dict[str, Any] | None, embedder: Embedder, warn: WarnFn
 ) -> dict[str, np.ndarray]:
     """Vectors of the index being replaced, by content hash, if its embedder is the same."""
-    info = (manifest or {}).get("embedder") or {}
-    if info.get("name") != embedder.name:
+    if manifest is None or _embedder_name(manifest) != embedder.name:
         return {}
+    info = manifest["embedder"]
     try:
         verify_files(index_dir, manifest, (DOCSTORE_FILE, VECTORS_FILE))
         hashes = read_chunk_hashes(index_dir / DOCSTORE_FILE)
@@ -287,7 +598,9 @@ def _embed(
     return vectors, n_reused, len(pending)
 
 
-def _swap_into_place(new: Path, target: Path) -> None:
+def _swap_into_place(
+    new: Path, target: Path, existing: dict[str, Any] | None, warn: WarnFn
+) -> None:
     """Replace ``target`` by ``new``; the old index stays until the new one is in place."""
     old = None
     if target.exists():
@@ -301,28 +614,60 @@ def _swap_into_place(new: Path, target: Path) -> None:
             os.replace(old, target)
         raise
     fsync_path(target.parent)
-    if old is not None:
+    if old is None:
+        return
+    # Checked again: files could have been put into the folder during the build.
+    if existing is None:
+        keep = any(old.iterdir())  # it was empty when the build started
+    else:
+        keep = bool(foreign_entries(old, existing, OWN_FILES))
+    if keep:
+        warn(f"kept {old}: the previous {target.name} holds files sealgraph did not write")
+    else:
         shutil.rmtree(old, ignore_errors=True)
 
 
 class _StderrProgress:
-    """A one-line progress bar on stderr, shown only on a terminal and for slow stages."""
+    """Progress on stderr for slow stages only.
 
-    def __init__(self, delay_s: float = 0.5, interval_s: float = 0.1) -> None:
-        self._stream = sys.stderr
-        self._enabled = bool(getattr(self._stream, "isatty", lambda: False)())
+    On a terminal: a one-line bar redrawn in place. Otherwise (a log file, a pipe):
+    a plain line such as ``sealgraph: chunking 1200/5000 documents`` at most every
+    ``log_interval_s`` per stage, and a last one when a stage that took longer than
+    that ends, so short builds print nothing.
+    """
+
+    _UNITS: ClassVar[dict[str, str]] = {"chunking": "documents", "embedding": "chunks"}
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        delay_s: float = 0.5,
+        interval_s: float = 0.1,
+        log_interval_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self._tty = bool(getattr(self._stream, "isatty", lambda: False)())
         self._delay_s = delay_s
         self._interval_s = interval_s
+        self._log_interval_s = log_interval_s
+        self._clock = clock
         self._stage = ""
         self._stage_start = 0.0
         self._last = 0.0
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self._enabled:
-            return
-        now = time.monotonic()
+        now = self._clock()
         if stage != self._stage:
-            self._stage, self._stage_start, self._last = stage, now, 0.0
+            self._stage, self._stage_start = stage, now
+            self._last = 0.0 if self._tty else now
+        if self._tty:
+            self._draw_bar(stage, done, total, now)
+        else:
+            self._log_line(stage, done, total, now)
+
+    def _draw_bar(self, stage: str, done: int, total: int, now: float) -> None:
         finished = done >= total
         if now - self._stage_start < self._delay_s:
             return  # quick stages never show a bar
@@ -335,4 +680,15 @@ class _StderrProgress:
         self._stream.write(f"\r{stage:<10} [{bar}] {done}/{total}")
         if finished:
             self._stream.write("\n")
+        self._stream.flush()
+
+    def _log_line(self, stage: str, done: int, total: int, now: float) -> None:
+        if now - self._stage_start < self._log_interval_s:
+            return  # short stages stay quiet, even when they end
+        finished = done >= total
+        if not finished and now - self._last < self._log_interval_s:
+            return
+        self._last = now
+        unit = self._UNITS.get(stage)
+        self._stream.write(f"sealgraph: {stage} {done}/{total}{' ' + unit if unit else ''}\n")
         self._stream.flush()

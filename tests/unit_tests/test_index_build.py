@@ -31,6 +31,10 @@ def test_manifest_describes_the_build(tmp_path, tiny_docs_dir, hash_embedder):
         "chunks": 10,
         "vectors_reused": 0,
         "vectors_new": 10,
+        "documents_added": 5,
+        "documents_updated": 0,
+        "documents_kept": 0,
+        "documents_removed": 0,
     }
     assert len(manifest["sources"]) == 5
     listed = set(manifest["files"])
@@ -121,7 +125,8 @@ def test_failed_build_keeps_the_old_index(tmp_path, tiny_docs_dir, monkeypatch):
     monkeypatch.undo()
     assert (path / "manifest.json").read_bytes() == before
     assert load_index(path).n_docs == 5
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "idx"]  # no temp left
+    # No temporary folder left; the lock file stays (removing it would break the lock).
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.lock", "docs", "idx"]
 
 
 def test_failed_first_build_leaves_nothing_that_loads(tmp_path, tiny_docs_dir, monkeypatch):
@@ -132,7 +137,7 @@ def test_failed_first_build_leaves_nothing_that_loads(tmp_path, tiny_docs_dir, m
     with pytest.raises(KeyboardInterrupt):
         build_index(tiny_docs_dir, tmp_path / "idx", embedder="none")
     assert not (tmp_path / "idx").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.lock", "docs"]
 
 
 def test_rebuild_swaps_in_new_content(tmp_path, tiny_docs_dir):
@@ -238,3 +243,41 @@ def test_index_of_unavailable_embedder_loads_lexical_only(tmp_path, tiny_docs_di
     assert len(warnings) == 1 and "lexical (BM25) only" in warnings[0]
     load_index(path, warn=warnings.append)
     assert len(warnings) == 1  # said once
+
+
+def test_building_into_an_index_adds_and_replace_replaces(tmp_path, tiny_docs_dir):
+    path = tmp_path / "idx"
+    build_index(tiny_docs_dir, path, embedder="none")
+    extra = [Document("extra", "Extra", "An extra document about zebras.")]
+    added = build_index(extra, path, embedder="none")
+    assert added.n_docs == 6 and added.search_lexical("zebras", 1)[0].chunk_id == "extra#0"
+    counts = added.manifest["counts"]
+    assert (counts["documents_added"], counts["documents_kept"]) == (1, 5)
+    assert len(added.manifest["sources"]) == 5  # the kept files' sources stay listed
+
+    replaced = build_index(extra, path, embedder="none", replace=True)
+    assert [doc_id for doc_id, _ in replaced.titles()] == ["extra"]
+    counts = replaced.manifest["counts"]
+    assert (counts["documents_updated"], counts["documents_removed"]) == (1, 5)
+    assert replaced.manifest["sources"] == []
+
+
+def test_adding_keeps_the_index_settings_unless_given(tmp_path, tiny_docs_dir, monkeypatch):
+    path = tmp_path / "idx"
+    build_index(tiny_docs_dir, path, embedder="none", max_chunk_tokens=12)
+    # "auto" would pick the local model here; adding follows the index (lexical only).
+    monkeypatch.setattr(embedders_module, "local_embedder_available", lambda: True)
+    index = build_index([Document("n", "N", "A note.")], path)
+    assert index.embedder_name is None
+    assert index.manifest["chunker"]["max_tokens"] == 12
+    index = build_index([Document("n", "N", "A note.")], path, max_chunk_tokens=64, embedder=None)
+    assert index.manifest["chunker"]["max_tokens"] == 64  # given: everything chunked again
+
+
+def test_force_rebuilds_from_the_given_documents_only(tmp_path, tiny_docs_dir, hash_embedder):
+    path = tmp_path / "idx"
+    build_index(tiny_docs_dir, path, embedder="none")
+    index = build_index(
+        [Document("n", "N", "A note.")], path, embedder=hash_embedder, force=True
+    )
+    assert index.n_docs == 1 and index.embedder_name == "test:hash-64"

@@ -195,3 +195,40 @@ def test_sources_record_file_hashes(tiny_docs_dir):
     handbook = next(s for s in corpus.sources if s.path.endswith("/handbook.md"))
     digest = hashlib.sha256((tiny_docs_dir / "handbook.md").read_bytes()).hexdigest()
     assert handbook.sha256 == digest and handbook.n_documents == 1
+
+
+def test_unreadable_file_named_explicitly_is_an_error(tmp_path, monkeypatch):
+    path = write(tmp_path / "note.md", "# Note\n\nText.\n")
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(InputError, match=r"cannot read .*note\.md: Permission denied"):
+        load_documents(path)
+
+
+def test_json_nesting_limit_is_exact(tmp_path):
+    from sealgraph.ingest import MAX_JSON_DEPTH
+
+    def line(depth: int) -> str:
+        # The record object itself is one level.
+        nested = "[" * (depth - 1) + "]" * (depth - 1)
+        return json.dumps({"id": "a", "text": "x"})[:-1] + f', "extra": {nested}}}'
+
+    write(tmp_path / "ok.jsonl", line(MAX_JSON_DEPTH) + "\n")
+    assert len(load_documents(tmp_path / "ok.jsonl")) == 1
+    write(tmp_path / "deep.jsonl", line(MAX_JSON_DEPTH + 1) + "\n")
+    with pytest.raises(IngestError, match=r"deep\.jsonl:1: JSON nested too deeply"):
+        load_documents(tmp_path / "deep.jsonl")
+
+
+def test_symlinked_file_and_folder_are_read_once(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "real" / "a.md", "# A\n\nAlpha.\n")
+    (docs / "z_link.md").symlink_to(docs / "real" / "a.md")
+    (docs / "broken.md").symlink_to(docs / "missing.md")
+    warnings: list[str] = []
+    ids = [d.doc_id for d in load_documents(docs, warn=warnings.append)]
+    assert ids == ["real/a.md"]
+    assert warnings == [f"skipped broken symlink {docs / 'broken.md'}"]
