@@ -1,4 +1,4 @@
-"""``sealgraph eval``: compare retrieval methods on a multi-hop QA JSONL file."""
+"""``sealgraph eval``: compare retrieval methods on multi-hop QA JSONL or on a corpus folder."""
 
 from __future__ import annotations
 
@@ -7,12 +7,20 @@ import argparse
 from sealgraph.errors import InputError
 
 _DESCRIPTION = """\
-Evaluate retrieval methods on the questions of a multi-hop QA JSONL file, all
-with the same index, k and token budget. The corpus is the union of the
-paragraphs of --questions and every --pool file; its index is cached by content
-(in $SEALGRAPH_CACHE_DIR or the user cache dir) unless --index is given.
-Prints a table of the main metrics and writes report.json (and records.jsonl,
-and the --plot image) only when the whole run succeeded."""
+Evaluate retrieval methods on a set of questions, all with the same index, k and
+token budget. Two formats, told apart by the first line of --questions:
+
+  multi-hop QA JSONL (question, answer, paragraphs, supporting_facts): the corpus
+    is the union of the paragraphs of --questions and every --pool file.
+  questions about a corpus folder (id, question, answer or null, type,
+    gold_documents, gold_spans with character offsets): give the folder with
+    --corpus DIR, or only --index DIR of an index built from it.
+
+The index is cached by content (in $SEALGRAPH_CACHE_DIR or the user cache dir)
+unless --index is given. --split a|b keeps one half of the questions (by a hash
+of their id), to tune on one half and check on the other. Prints a table of the
+main metrics and writes report.json (and records.jsonl, and the --plot image)
+only when the whole run succeeded."""
 
 _METHODS_HELP = """\
 methods:
@@ -30,13 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
         "eval",
-        help="evaluate methods on multi-hop QA JSONL",
+        help="evaluate methods on multi-hop QA JSONL or questions about a corpus folder",
         description=_DESCRIPTION,
         epilog=_METHODS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--questions", required=True, metavar="Q.jsonl", help="questions to evaluate"
+    )
+    parser.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="folder of the documents the questions are about (gold_documents are "
+        "paths relative to it)",
     )
     parser.add_argument(
         "--pool",
@@ -46,7 +60,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="P.jsonl",
         help="more QA JSONL files whose paragraphs join the corpus (repeatable)",
     )
-    parser.add_argument("--limit", type=int, metavar="N", help="evaluate the first N questions")
+    parser.add_argument(
+        "--split",
+        choices=("a", "b"),
+        help="evaluate one half of the questions: a or b, by the SHA-256 of their id",
+    )
+    parser.add_argument(
+        "--limit", type=int, metavar="N", help="evaluate the first N questions (of the half)"
+    )
     parser.add_argument("--k", type=int, required=True, metavar="K", help="evidence-set size")
     parser.add_argument(
         "--methods",
@@ -97,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, print the table and return the exit code."""
     from sealgraph.config import parse_set_args
-    from sealgraph.eval.report import format_table
+    from sealgraph.eval.report import format_table, table_columns
     from sealgraph.eval.runner import run_eval
 
     result = run_eval(
@@ -105,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         k=args.k,
         methods=args.methods,
         pools=args.pool,
+        corpus=args.corpus,
+        split=args.split,
         limit=args.limit,
         budget=args.budget,
         max_loops=args.max_loops,
@@ -119,11 +142,12 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     report = result.report
+    half = f" (split {report['split']})" if report.get("split") else ""
     print(
-        f"{report['n_questions']} questions, corpus {report['corpus_size']} documents, "
+        f"{report['n_questions']} questions{half}, corpus {report['corpus_size']} documents, "
         f"k={report['k']}, budget={report['budget']}, max_loops={report['max_loops']}"
     )
-    print(format_table(report["methods"]))
+    print(format_table(report["methods"], table_columns(report["format"])))
     return 0
 
 

@@ -1,7 +1,11 @@
 """The evaluation harness behind ``sealgraph eval``.
 
-* :mod:`sealgraph.eval.metrics`: pure metric functions (title recall/precision,
-  supporting-sentence recall, overlap, HotpotQA EM/F1).
+* :mod:`sealgraph.eval.metrics`: pure metric functions (document recall/precision,
+  supporting-sentence recall, gold-span character recall, overlap, HotpotQA EM/F1,
+  answer containment).
+* :mod:`sealgraph.eval.dataset`, :mod:`sealgraph.eval.corpus_questions`: the two
+  question formats (multi-hop QA JSONL; questions about a corpus folder).
+* :mod:`sealgraph.eval.split`: the deterministic halves (``--split a|b``).
 * :mod:`sealgraph.eval.methods`: the registry of compared methods.
 * :mod:`sealgraph.eval.runner`: :func:`run_eval`, the whole run.
 * :mod:`sealgraph.eval.report`, :mod:`sealgraph.eval.plot`: outputs.

@@ -93,8 +93,9 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[EvalQuest
 
     Raises:
         InputError: The file is missing or holds no question, or ``limit`` < 1.
-        IngestError: A line is not valid JSON, not in the schema, or lacks a field
-            that scoring needs (the message names the file and line).
+        IngestError: A line is not valid JSON (or nested too deeply), not in the
+            schema, or lacks a field that scoring needs (the message names the
+            file and line).
 
     """
     from sealgraph.ingest import load_qa_records

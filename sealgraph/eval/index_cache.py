@@ -1,9 +1,10 @@
 """The content-addressed cache of evaluation indexes.
 
 The evaluation corpus (the paragraphs of the questions file and every pool
-file, deduplicated by (title, text)) is indexed once and cached under a key
-derived from its content and the index settings, so a second run over the same
-files loads the index instead of re-embedding it.
+file, deduplicated by (title, text); or the documents of a corpus folder) is
+indexed once and cached under a key derived from its content and the index
+settings, so a second run over the same files loads the index instead of
+re-embedding it.
 """
 
 from __future__ import annotations
@@ -56,7 +57,13 @@ def corpus_fingerprint(
     """Return the sha256 of the sorted (title, text) corpus plus the index settings.
 
     The order of the input files and of their paragraphs does not change it.
+    Document ids are part of what an index returns, so the ids that are not
+    derived from (title, text) (files of a corpus folder, whose id is their path)
+    are hashed too; multi-hop QA paragraphs, whose id is
+    :func:`sealgraph.ingest.qa_doc_id` of their content, keep the keys they had.
     """
+    from sealgraph.ingest import qa_doc_id
+
     digest = hashlib.sha256()
     settings = {
         "version": _FINGERPRINT_VERSION,
@@ -71,6 +78,16 @@ def corpus_fingerprint(
             data = part.encode()
             digest.update(len(data).to_bytes(8, "big"))
             digest.update(data)
+    named = sorted(
+        {(d.doc_id, d.title, d.text) for d in documents if d.doc_id != qa_doc_id(d.title, d.text)}
+    )
+    if named:
+        digest.update(b"\x00doc-ids")
+        for triple in named:
+            for part in triple:
+                data = part.encode()
+                digest.update(len(data).to_bytes(8, "big"))
+                digest.update(data)
     return digest.hexdigest()
 
 

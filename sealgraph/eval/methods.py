@@ -18,6 +18,13 @@ for packing, the same token budget:
 The flat methods and ``adaptive-k`` pack and answer their evidence with
 :func:`sealgraph.pipeline.answer_from_evidence`, the code the graph itself uses,
 so only evidence selection differs between methods.
+
+Every output also says where its packed spans lie in their documents and whether
+the answer step declined (its structured ``insufficient`` flag), for the
+gold-span and decline metrics. The graph's packing trace and answer event carry
+both (:func:`packed_ranges_from_trace`, :func:`declined_from_log`); for the
+other methods :func:`default_pipeline` records what the answer step was given
+and returned.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
+from sealgraph.eval.metrics import CharRange
 from sealgraph.types import Chunk, Hit
 
 __all__ = [
@@ -37,10 +45,14 @@ __all__ = [
     "MethodRunner",
     "Pipeline",
     "adaptive_cutoff",
+    "declined_from_log",
     "default_pipeline",
     "get_method",
+    "locate_packed_text",
+    "packed_ranges_from_trace",
     "parse_methods",
     "require_dense",
+    "span_id_range",
 ]
 
 
@@ -62,6 +74,11 @@ class MethodOutput:
     """Repair loops run (0 for methods without a loop)."""
     llm_calls: int = 0
     """LLM calls made (0 offline)."""
+    packed: tuple[CharRange, ...] = ()
+    """Where the packed spans lie: ``(doc_id, start, end)`` in their documents' text,
+    in reading order (empty when the pipeline does not say)."""
+    declined: bool = False
+    """Whether the answer step declined to answer (evidence judged insufficient)."""
 
 
 MethodRunner = Callable[[str], MethodOutput]
@@ -97,9 +114,168 @@ def default_pipeline() -> Pipeline:
     from sealgraph.pipeline import answer_from_evidence
 
     return Pipeline(
-        answer_from_evidence=answer_from_evidence,
+        answer_from_evidence=_recording_answers(answer_from_evidence),
         build_graph=build_graph,
         warm_up=_warm_index_caches,
+    )
+
+
+class _RecordingReasoner:
+    # The offline reasoner, recording what its generate step was given and returned.
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self.spans: tuple[Any, ...] = ()
+        self.answer: Any = None
+
+    def generate(self, needs: Any, spans: Sequence[Any], gaps: Any, **kwargs: Any) -> Any:
+        self.spans = tuple(spans)
+        outcome = self._inner.generate(needs, spans, gaps, **kwargs)
+        self.answer = outcome.value
+        return outcome
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _recording_answers(answer_from_evidence: Callable[..., Mapping[str, Any]]) -> Answerer:
+    # answer_from_evidence returns the cited spans only, without offsets, and the
+    # answer text without its insufficient flag: record what generate saw instead.
+    from sealgraph.reasoning.offline import OfflineReasoner
+
+    def answer(question: str, chunks: list[Chunk], index: Any, config: SealConfig):
+        reasoner = _RecordingReasoner(OfflineReasoner())
+        result = dict(answer_from_evidence(question, chunks, index, config, reasoner=reasoner))
+        if "insufficient" not in result and reasoner.answer is not None:
+            result["insufficient"] = bool(reasoner.answer.insufficient)
+        if not _packed_ranges(result):
+            evidence_ids = [c.chunk_id for c in chunks]
+            result["packed"] = [
+                {"doc_id": span.doc_id, "start": located[0], "end": located[1]}
+                for span in reasoner.spans
+                if (located := locate_packed_text(index, span.doc_id, span.text, evidence_ids))
+            ]
+        return result
+
+    return answer
+
+
+def locate_packed_text(
+    index: Any, doc_id: str, text: str, evidence_ids: Sequence[str] = ()
+) -> tuple[int, int] | None:
+    """Find where a packed span's text lies in its document.
+
+    A packed span is a run of whole sentences of the document's chunks, so it
+    starts where one of their sentences starts. Sentences of the evidence chunks
+    (in evidence order) are tried first, then every chunk of the document in
+    order: when the same text occurs twice, the occurrence the evidence holds wins.
+
+    Args:
+        index: The index (``doc_chunks``).
+        doc_id: The span's document.
+        text: The span's exact text.
+        evidence_ids: Chunk ids of the evidence set.
+
+    Returns:
+        ``(start, end)`` in the document's text, or None when ``text`` is not there.
+
+    """
+    chunks = index.doc_chunks(doc_id)
+    if not text or not chunks:
+        return None
+    # The document's text as its chunks hold it; characters no chunk holds (white
+    # space between chunks) are NUL, which no span contains.
+    parts: list[str] = []
+    position = 0
+    for chunk in chunks:
+        parts.append("\0" * max(0, chunk.start - position))
+        parts.append(chunk.text)
+        position = chunk.end
+    document = "".join(parts)
+    in_evidence = set(evidence_ids)
+    ordered = [c for c in chunks if c.chunk_id in in_evidence]
+    ordered.sort(key=lambda c: list(evidence_ids).index(c.chunk_id))
+    ordered += [c for c in chunks if c.chunk_id not in in_evidence]
+    for chunk in ordered:
+        for a, _ in chunk.sentences or ((0, len(chunk.text)),):
+            start = chunk.start + a
+            if document.startswith(text, start):
+                return start, start + len(text)
+    return None
+
+
+def span_id_range(span_id: str, chunk_ids: Sequence[str], index: Any) -> tuple[int, int]:
+    """Return the document offsets of a packing span from its id and chunks.
+
+    Span ids are ``chunk_id`` (the whole chunk), ``"{chunk_id}:{i}"`` (sentence
+    ``i``), ``"{chunk_id}:{i}-{j}"`` (sentences ``i..j`` of one chunk) or
+    ``"{c1}:{i}-{c2}:{j}"`` (from sentence ``i`` of ``c1`` to ``j`` of ``c2``);
+    see :func:`sealgraph.packing.units.make_span`.
+
+    Raises:
+        ValueError: The id is in none of these forms.
+
+    """
+    if not chunk_ids:
+        raise ValueError(f"span {span_id!r} names no chunk")
+    first = index.get_chunk(chunk_ids[0])
+    if span_id == first.chunk_id and len(chunk_ids) == 1:
+        return first.start, first.end
+    prefix = f"{first.chunk_id}:"
+    head, _, tail = span_id.removeprefix(prefix).partition("-")
+    if not span_id.startswith(prefix) or not head.isdigit():
+        raise ValueError(f"unrecognised span id {span_id!r} (chunks {list(chunk_ids)})")
+    last, last_index = first, tail or head
+    if tail and not tail.isdigit():
+        last = index.get_chunk(chunk_ids[-1])
+        last_prefix = f"{last.chunk_id}:"
+        last_index = tail.removeprefix(last_prefix)
+        if not tail.startswith(last_prefix) or not last_index.isdigit():
+            raise ValueError(f"unrecognised span id {span_id!r} (chunks {list(chunk_ids)})")
+    return (
+        first.start + _sentence(first, int(head))[0],
+        last.start + _sentence(last, int(last_index))[1],
+    )
+
+
+def _sentence(chunk: Chunk, i: int) -> tuple[int, int]:
+    spans = chunk.sentences or ((0, len(chunk.text)),)
+    if not 0 <= i < len(spans):
+        raise ValueError(f"chunk {chunk.chunk_id!r} has no sentence {i}")
+    return spans[i]
+
+
+def packed_ranges_from_trace(log: Sequence[Mapping[str, Any]], index: Any) -> list[CharRange]:
+    """Return the packed spans of a graph run as document ranges, from its pack event.
+
+    The last ``pack`` event's decisions list every candidate span; the ``selected``
+    ones are the packed spans (spans dropped at the final render are recorded as
+    ``budget_exceeded``). Ranges come in reading order: documents in order of first
+    appearance, then by offset.
+    """
+    events = [e for e in log if e.get("node") == "pack" and e.get("kind") == "pack"]
+    if not events:
+        return []
+    ranges = []
+    for decision in events[-1].get("data", {}).get("decisions", ()):
+        if decision.get("decision") == "selected":
+            start, end = span_id_range(decision["span_id"], list(decision["chunk_ids"]), index)
+            ranges.append((str(decision["doc_id"]), start, end))
+    doc_rank = {doc: r for r, doc in enumerate(dict.fromkeys(d for d, _, _ in ranges))}
+    return sorted(ranges, key=lambda r: (doc_rank[r[0]], r[1], r[2]))
+
+
+def declined_from_log(log: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a graph run's answer step declined (its ``answer`` event's ``insufficient``)."""
+    answers = [e for e in log if e.get("node") == "generate" and e.get("kind") == "answer"]
+    return bool(answers and answers[-1].get("data", {}).get("insufficient", False))
+
+
+def _packed_ranges(result: Mapping[str, Any]) -> tuple[CharRange, ...]:
+    return tuple(
+        (str(p["doc_id"]), int(p["start"]), int(p["end"]))
+        for p in result.get("packed", ())
+        if "start" in p and "end" in p
     )
 
 
@@ -195,6 +371,8 @@ def _answer_chunks(
         context_tokens=int(result["context_tokens"]),
         citations=tuple(result.get("citations", ())),
         llm_calls=_llm_calls(result),
+        packed=_packed_ranges(result),
+        declined=bool(result.get("insufficient", False)),
     )
 
 
@@ -293,6 +471,8 @@ def _build_expand(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodR
             citations=out.citations,
             loops=loops,
             llm_calls=out.llm_calls,
+            packed=out.packed,
+            declined=out.declined,
         )
 
     return run
@@ -305,6 +485,11 @@ def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
 
         def run(question: str) -> MethodOutput:
             result = graph.invoke({"question": question})
+            log = result.get("seal_log", ())
+            packed = _packed_ranges(result)
+            if not packed:  # the output's packed spans carry no offsets: read the trace
+                packed = tuple(packed_ranges_from_trace(log, index))
+            declined = result.get("insufficient")
             return MethodOutput(
                 evidence=tuple(
                     index.get_chunks([str(item["chunk_id"]) for item in result["evidence"]])
@@ -315,6 +500,8 @@ def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
                 citations=tuple(result.get("citations", ())),
                 loops=int(result.get("loops", 0)),
                 llm_calls=_llm_calls(result),
+                packed=packed,
+                declined=declined_from_log(log) if declined is None else bool(declined),
             )
 
         return run

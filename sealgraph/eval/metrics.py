@@ -3,6 +3,10 @@
 Every function here is pure and works on plain strings and sequences, so the
 metrics are testable on hand-made cases and independent of any retriever.
 
+Character ranges (:data:`CharRange`) are ``(doc_id, start, end)`` half-open
+offsets into a document's indexed text: gold spans of a corpus question, the
+evidence chunks and the packed spans are all compared in these terms.
+
 Answer scoring follows the official HotpotQA evaluation script
 (``hotpot_evaluate_v1.py``): lower-case, remove punctuation, remove the articles
 a/an/the, collapse white space; F1 over whitespace tokens; and a prediction or
@@ -22,15 +26,19 @@ from dataclasses import dataclass
 from sealgraph.text import lexical_overlap
 
 __all__ = [
+    "CharRange",
     "QuestionScores",
     "aggregate_scores",
     "all_gold",
+    "answer_contained",
     "answer_exact_match",
     "answer_f1",
     "mean_pairwise_overlap",
+    "merge_ranges",
     "normalize_answer",
     "percentile",
     "sentences_present",
+    "span_char_recall",
     "title_precision",
     "title_recall",
 ]
@@ -38,6 +46,9 @@ __all__ = [
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
 _EXACT_ONLY_ANSWERS = frozenset({"yes", "no", "noanswer"})
+
+CharRange = tuple[str, int, int]
+"""A half-open character range ``(doc_id, start, end)`` of a document's text."""
 
 
 def title_recall(gold_titles: Iterable[str], evidence_titles: Iterable[str]) -> float:
@@ -125,6 +136,69 @@ def answer_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def answer_contained(prediction: str, gold: str) -> bool:
+    """Whether the normalised gold answer occurs in the normalised prediction.
+
+    Both sides are normalised with :func:`normalize_answer` and the gold must occur
+    as whole tokens ("2021" is in "in october 2021" but not in "20210"). A gold
+    answer that normalises to nothing (``"The"``) is never contained.
+    """
+    ref = normalize_answer(gold)
+    if not ref:
+        return False
+    return f" {ref} " in f" {normalize_answer(prediction)} "
+
+
+def merge_ranges(ranges: Iterable[CharRange]) -> dict[str, list[tuple[int, int]]]:
+    """Return the union of ``ranges`` per document as sorted, disjoint ``(start, end)`` pairs.
+
+    Overlapping and touching ranges merge; empty ranges (``end <= start``) are dropped.
+    """
+    by_doc: dict[str, list[tuple[int, int]]] = {}
+    for doc_id, start, end in ranges:
+        if end > start:
+            by_doc.setdefault(doc_id, []).append((start, end))
+    merged: dict[str, list[tuple[int, int]]] = {}
+    for doc_id in sorted(by_doc):
+        out: list[tuple[int, int]] = []
+        for start, end in sorted(by_doc[doc_id]):
+            if out and start <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], end))
+            else:
+                out.append((start, end))
+        merged[doc_id] = out
+    return merged
+
+
+def span_char_recall(gold: Iterable[CharRange], covering: Iterable[CharRange]) -> float | None:
+    """Share of the characters of the gold spans that the covering ranges cover.
+
+    Gold spans are merged first, so a character that two gold spans share counts
+    once; so are the covering ranges (evidence chunks or packed spans), which only
+    count in their own document.
+
+    Returns:
+        Covered gold characters / gold characters, in [0, 1]; None when the gold
+        spans hold no character (nothing to recall: the question is left out of
+        the average).
+
+    """
+    gold_merged = merge_ranges(gold)
+    total = sum(end - start for spans in gold_merged.values() for start, end in spans)
+    if not total:
+        return None
+    cover = merge_ranges(covering)
+    covered = 0
+    for doc_id, spans in gold_merged.items():
+        others = cover.get(doc_id, [])
+        for start, end in spans:
+            for a, b in others:
+                if a >= end:
+                    break
+                covered += max(0, min(end, b) - max(start, a))
+    return covered / total
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Return the ``q``-th percentile (0-100) with linear interpolation (numpy's default).
 
@@ -144,14 +218,18 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class QuestionScores:
-    """Every per-question measurement of one method on one question."""
+    """Every per-question measurement of one method on one question.
+
+    "Gold documents" are the titles of the supporting facts for multi-hop QA and
+    the ``gold_documents`` (doc ids) of a corpus question.
+    """
 
     recall: float
-    """Share of gold titles present in the evidence."""
+    """Share of gold documents present in the evidence."""
     all_gold: bool
-    """Whether the evidence holds every gold title."""
+    """Whether the evidence holds every gold document."""
     precision: float
-    """Share of distinct evidence titles that are gold."""
+    """Share of distinct evidence documents that are gold."""
     evidence_size: int
     """Number of evidence items."""
     evidence_tokens: int
@@ -167,9 +245,9 @@ class QuestionScores:
     overlap: float
     """Mean pairwise lexical overlap between the packed (cited) items."""
     exact_match: bool
-    """Whether the answer matches the gold answer after normalisation."""
+    """Whether the answer matches the gold answer after normalisation (False when declined)."""
     f1: float
-    """Token F1 of the answer against the gold answer."""
+    """Token F1 of the answer against the gold answer (0 when declined)."""
     latency_ms: float
     """Wall time of answering the question."""
     loops: int
@@ -178,40 +256,82 @@ class QuestionScores:
     """LLM calls made (0 offline)."""
     budget_violation: bool
     """Whether the context, recounted independently, exceeds the token budget."""
+    answerable: bool = True
+    """Whether the corpus holds the answer (False: the right behaviour is to decline)."""
+    scores_documents: bool = True
+    """Whether document recall applies: an answerable question that names gold documents."""
+    has_reference: bool = True
+    """Whether an answerable question has a reference answer to score against."""
+    declined: bool = False
+    """Whether the answer step declined (its structured ``insufficient`` flag)."""
+    contained: bool = False
+    """Whether the normalised gold answer occurs in the normalised answer (False when declined)."""
+    span_recall_evidence: float | None = None
+    """Gold-span character recall of the evidence chunks (None: no gold span to recall)."""
+    span_recall_context: float | None = None
+    """Gold-span character recall of the packed spans (None: no gold span to recall)."""
 
 
-def aggregate_scores(scores: Sequence[QuestionScores]) -> dict[str, float | int]:
+def aggregate_scores(scores: Sequence[QuestionScores]) -> dict[str, float | int | None]:
     """Average per-question scores into the metrics of one method in ``report.json``.
 
     Supporting-sentence recall is a micro-average over all gold sentences; every
-    other rate is a macro-average over questions. ``peak_rss_mb`` is not a
-    per-question quantity and is added by the runner.
+    other rate is a macro-average over the questions it applies to:
+
+    * ``recall``, ``all_gold``, ``precision``: questions whose ``scores_documents``;
+    * ``span_recall_evidence``/``span_recall_context``: questions with gold spans;
+    * ``answer_em``, ``answer_f1``, ``answer_containment``: answerable questions with
+      a reference answer;
+    * ``declined_answerable``/``declined_unanswerable``: answerable/unanswerable questions;
+    * the rest: every question.
+
+    A rate that applies to no question (sentence recall without gold sentences,
+    answer scores without a reference answer...) is None (JSON ``null``).
+    ``peak_rss_mb`` is not a per-question quantity and is added by the runner.
     """
     n = len(scores)
 
     def mean(values: Iterable[float]) -> float:
         return sum(values) / n if n else 0.0
 
+    def rate(values: Sequence[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    documents = [s for s in scores if s.scores_documents]
+    answerable = [s for s in scores if s.answerable]
+    unanswerable = [s for s in scores if not s.answerable]
+    referenced = [s for s in answerable if s.has_reference]
+    span_evidence = [s.span_recall_evidence for s in scores if s.span_recall_evidence is not None]
+    span_context = [s.span_recall_context for s in scores if s.span_recall_context is not None]
     sp_total = sum(s.sp_sentences for s in scores)
     latencies = [s.latency_ms for s in scores]
     return {
-        "recall": mean(s.recall for s in scores),
-        "all_gold": mean(float(s.all_gold) for s in scores),
-        "precision": mean(s.precision for s in scores),
+        "recall": rate([s.recall for s in documents]),
+        "all_gold": rate([float(s.all_gold) for s in documents]),
+        "precision": rate([s.precision for s in documents]),
         "evidence_size_mean": mean(s.evidence_size for s in scores),
         "evidence_tokens_mean": mean(s.evidence_tokens for s in scores),
         "context_tokens_mean": mean(s.context_tokens for s in scores),
-        "sp_sentence_recall": sum(s.sp_in_context for s in scores) / sp_total if sp_total else 0.0,
+        "sp_sentence_recall": sum(s.sp_in_context for s in scores) / sp_total if sp_total else None,
         "sp_sentence_recall_evidence": (
-            sum(s.sp_in_evidence for s in scores) / sp_total if sp_total else 0.0
+            sum(s.sp_in_evidence for s in scores) / sp_total if sp_total else None
         ),
+        "span_recall_evidence": rate(span_evidence),
+        "span_recall_context": rate(span_context),
         "overlap_mean": mean(s.overlap for s in scores),
-        "answer_em": mean(float(s.exact_match) for s in scores),
-        "answer_f1": mean(s.f1 for s in scores),
+        "answer_em": rate([float(s.exact_match) for s in referenced]),
+        "answer_f1": rate([s.f1 for s in referenced]),
+        "answer_containment": rate([float(s.contained) for s in referenced]),
+        "declined_answerable": rate([float(s.declined) for s in answerable]),
+        "declined_unanswerable": rate([float(s.declined) for s in unanswerable]),
         "latency_ms_p50": percentile(latencies, 50),
         "latency_ms_p95": percentile(latencies, 95),
         "loops_mean": mean(s.loops for s in scores),
         "llm_calls_mean": mean(s.llm_calls for s in scores),
         "budget_violations": sum(1 for s in scores if s.budget_violation),
         "n_questions": n,
+        "n_answerable": len(answerable),
+        "n_unanswerable": len(unanswerable),
+        "n_with_reference": len(referenced),
+        "n_with_spans": len(span_evidence),
     }

@@ -52,8 +52,13 @@ def plot_sweeps(
         for col, metric in enumerate(PLOT_METRICS):
             ax = axes[row][col]
             for method in methods:
-                points = [(float(v), grid[v][method][metric]) for v in values if method in grid[v]]
-                ax.plot(*zip(*points, strict=True), marker="o", label=method)
+                points = [
+                    (float(v), grid[v][method][metric])
+                    for v in values
+                    if grid[v].get(method, {}).get(metric) is not None  # None: does not apply
+                ]
+                if points:
+                    ax.plot(*zip(*points, strict=True), marker="o", label=method)
             ax.set_xlabel(_SWEEP_AXES[name])
             ax.set_ylabel(metric)
             ax.set_ylim(-0.02, 1.02)

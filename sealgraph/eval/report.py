@@ -13,7 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TABLE_COLUMNS", "format_table", "write_outputs"]
+__all__ = [
+    "CORPUS_TABLE_COLUMNS",
+    "TABLE_COLUMNS",
+    "format_table",
+    "table_columns",
+    "write_outputs",
+]
 
 TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("recall", "recall", ".3f"),
@@ -26,20 +32,53 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("overlap_mean", "overlap", ".3f"),
     ("answer_em", "EM", ".3f"),
     ("answer_f1", "F1", ".3f"),
+    ("answer_containment", "contain", ".3f"),
+    ("declined_answerable", "decl", ".3f"),
     ("latency_ms_p50", "p50_ms", ".1f"),
+    ("latency_ms_p95", "p95_ms", ".1f"),
     ("loops_mean", "loops", ".2f"),
     ("llm_calls_mean", "llm", ".2f"),
     ("budget_violations", "over", "d"),
 )
-"""Columns of the terminal table: (metric key, header, format spec)."""
+"""Columns of the multi-hop QA table: (metric key, header, format spec)."""
+
+CORPUS_TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("recall", "doc_rec", ".3f"),
+    ("all_gold", "all_docs", ".3f"),
+    ("span_recall_evidence", "span_ev", ".3f"),
+    ("span_recall_context", "span_ctx", ".3f"),
+    ("evidence_size_mean", "|E|", ".2f"),
+    ("context_tokens_mean", "ctx_tok", ".0f"),
+    ("declined_answerable", "decl_ans", ".3f"),
+    ("declined_unanswerable", "decl_unans", ".3f"),
+    ("answer_containment", "contain", ".3f"),
+    ("answer_f1", "F1", ".3f"),
+    ("latency_ms_p50", "p50_ms", ".1f"),
+    ("latency_ms_p95", "p95_ms", ".1f"),
+    ("loops_mean", "loops", ".2f"),
+    ("budget_violations", "over", "d"),
+)
+"""Columns of the table of questions about a corpus folder."""
 
 
-def format_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
-    """Render per-method metrics as an aligned text table (methods as rows)."""
-    header = ["method", *(title for _, title, _ in TABLE_COLUMNS)]
+def table_columns(report_format: str) -> tuple[tuple[str, str, str], ...]:
+    """Return the table columns of a report's ``format`` (``corpus`` or ``multihop``)."""
+    return CORPUS_TABLE_COLUMNS if report_format == "corpus" else TABLE_COLUMNS
+
+
+def format_table(
+    methods: Mapping[str, Mapping[str, Any]],
+    columns: Sequence[tuple[str, str, str]] = TABLE_COLUMNS,
+) -> str:
+    """Render per-method metrics as an aligned text table (methods as rows).
+
+    A metric that does not apply (None, or absent) shows as ``-``; columns
+    default to :data:`TABLE_COLUMNS`.
+    """
+    header = ["method", *(title for _, title, _ in columns)]
     rows = [header]
     for name, values in methods.items():
-        rows.append([name, *(format(values.get(key, 0), spec) for key, _, spec in TABLE_COLUMNS)])
+        rows.append([name, *(_cell(values.get(key), spec) for key, _, spec in columns)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = []
     for row in rows:
@@ -48,6 +87,10 @@ def format_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
         lines.append("  ".join(cells))
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
+
+
+def _cell(value: Any, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def write_outputs(

@@ -6,6 +6,10 @@ index once, runs each method with the same ``k`` and budget, and writes the
 report, the per-question records and the plot atomically, only once the whole
 run has succeeded.
 
+Two question formats are evaluated: multi-hop QA JSONL, whose paragraphs are
+the corpus (:mod:`sealgraph.eval.dataset`), and questions about a corpus folder
+with gold documents and character spans (:mod:`sealgraph.eval.corpus_questions`).
+
 :func:`evaluate_method` is the part that knows nothing of files: one method,
 one config, a list of questions, an index.
 """
@@ -23,8 +27,15 @@ from typing import Any
 from sealgraph.config import SealConfig
 from sealgraph.errors import ConfigError, InputError
 from sealgraph.eval import metrics
+from sealgraph.eval.corpus_questions import (
+    CorpusQuestion,
+    CorpusSources,
+    check_index_matches,
+    detect_format,
+    load_corpus_questions,
+)
 from sealgraph.eval.dataset import EvalQuestion, load_questions
-from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, open_index
+from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, OpenedIndex, open_index
 from sealgraph.eval.methods import (
     Method,
     MethodOutput,
@@ -35,10 +46,23 @@ from sealgraph.eval.methods import (
 )
 from sealgraph.eval.progress import ProgressBar
 from sealgraph.eval.report import write_outputs
+from sealgraph.eval.split import check_split, select_split
 from sealgraph.ingest import load_documents
 from sealgraph.tokens import encoding_for_model, get_encoding
 
-__all__ = ["EvalResult", "MethodRun", "evaluate_method", "peak_rss_mb", "run_eval"]
+__all__ = [
+    "AnyQuestion",
+    "EvalResult",
+    "MethodRun",
+    "evaluate_method",
+    "make_record",
+    "peak_rss_mb",
+    "run_eval",
+    "score_output",
+]
+
+AnyQuestion = EvalQuestion | CorpusQuestion
+"""A multi-hop QA question or a question about a corpus folder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +98,7 @@ def peak_rss_mb() -> float:
 
 def evaluate_method(
     method: Method,
-    questions: Sequence[EvalQuestion],
+    questions: Sequence[AnyQuestion],
     index: Any,
     config: SealConfig,
     pipeline: Pipeline,
@@ -122,38 +146,77 @@ def evaluate_method(
 
 
 def score_output(
-    question: EvalQuestion, output: MethodOutput, *, latency_ms: float, budget_exceeded: bool
+    question: AnyQuestion, output: MethodOutput, *, latency_ms: float, budget_exceeded: bool
 ) -> metrics.QuestionScores:
-    """Measure one method output against a question's gold labels."""
-    evidence_titles = [chunk.title for chunk in output.evidence]
+    """Measure one method output against a question's gold labels.
+
+    Gold documents are the supporting titles of a multi-hop question (compared
+    with the evidence titles) and the gold doc ids of a corpus question (compared
+    with the evidence doc ids). A declined answer scores 0 on EM, F1 and
+    containment.
+    """
+    if isinstance(question, CorpusQuestion):
+        gold_documents = question.gold_documents
+        evidence_documents = [chunk.doc_id for chunk in output.evidence]
+        answerable = question.answerable
+        reference = question.answer if answerable else None
+        gold_sentences: tuple[str, ...] = ()
+        gold_spans = [(s.document, s.start, s.end) for s in question.gold_spans]
+    else:
+        gold_documents = question.gold_titles
+        evidence_documents = [chunk.title for chunk in output.evidence]
+        answerable = True
+        reference = question.answer
+        gold_sentences = question.gold_sentences
+        gold_spans = []
     evidence_text = "\n".join(chunk.text for chunk in output.evidence)
+    answered = reference is not None and not output.declined
+    span_evidence = span_context = None
+    if answerable and gold_spans:
+        span_evidence = metrics.span_char_recall(
+            gold_spans, [(c.doc_id, c.start, c.end) for c in output.evidence]
+        )
+        span_context = metrics.span_char_recall(gold_spans, output.packed)
     return metrics.QuestionScores(
-        recall=metrics.title_recall(question.gold_titles, evidence_titles),
-        all_gold=metrics.all_gold(question.gold_titles, evidence_titles),
-        precision=metrics.title_precision(question.gold_titles, evidence_titles),
+        recall=metrics.title_recall(gold_documents, evidence_documents),
+        all_gold=metrics.all_gold(gold_documents, evidence_documents),
+        precision=metrics.title_precision(gold_documents, evidence_documents),
         evidence_size=len(output.evidence),
         evidence_tokens=sum(chunk.n_tokens for chunk in output.evidence),
         context_tokens=output.context_tokens,
-        sp_sentences=len(question.gold_sentences),
-        sp_in_context=metrics.sentences_present(question.gold_sentences, output.context),
-        sp_in_evidence=metrics.sentences_present(question.gold_sentences, evidence_text),
+        sp_sentences=len(gold_sentences),
+        sp_in_context=metrics.sentences_present(gold_sentences, output.context),
+        sp_in_evidence=metrics.sentences_present(gold_sentences, evidence_text),
         overlap=metrics.mean_pairwise_overlap(
             [str(citation.get("text", "")) for citation in output.citations]
         ),
-        exact_match=metrics.answer_exact_match(output.answer, question.answer),
-        f1=metrics.answer_f1(output.answer, question.answer),
+        exact_match=answered and metrics.answer_exact_match(output.answer, reference or ""),
+        f1=metrics.answer_f1(output.answer, reference or "") if answered else 0.0,
         latency_ms=latency_ms,
         loops=output.loops,
         llm_calls=output.llm_calls,
         budget_violation=budget_exceeded,
+        answerable=answerable,
+        scores_documents=answerable
+        and (bool(gold_documents) or isinstance(question, EvalQuestion)),
+        has_reference=reference is not None,
+        declined=output.declined,
+        contained=answered and metrics.answer_contained(output.answer, reference or ""),
+        span_recall_evidence=span_evidence,
+        span_recall_context=span_context,
     )
 
 
 def make_record(
-    question: EvalQuestion, method: str, output: MethodOutput, scores: metrics.QuestionScores
+    question: AnyQuestion, method: str, output: MethodOutput, scores: metrics.QuestionScores
 ) -> dict[str, Any]:
-    """Return the ``records.jsonl`` line of one (question, method)."""
-    return {
+    """Return the ``records.jsonl`` line of one (question, method).
+
+    Values that do not apply to the question (span recall without gold spans,
+    answer scores without a reference answer) are null.
+    """
+    answered = scores.answerable and scores.has_reference
+    record: dict[str, Any] = {
         "id": question.qid,
         "method": method,
         "evidence": [
@@ -162,23 +225,44 @@ def make_record(
         "context": output.context,
         "context_tokens": output.context_tokens,
         "answer": output.answer,
+        "declined": output.declined,
         "latency_ms": round(scores.latency_ms, 3),
         "loops": output.loops,
         "llm_calls": output.llm_calls,
         "question": question.question,
         "gold_answer": question.answer,
-        "gold_titles": list(question.gold_titles),
-        "scores": {
-            "recall": scores.recall,
-            "all_gold": scores.all_gold,
-            "precision": scores.precision,
-            "answer_em": scores.exact_match,
-            "answer_f1": scores.f1,
-            "sp_in_context": scores.sp_in_context,
-            "sp_sentences": scores.sp_sentences,
-            "budget_violation": scores.budget_violation,
-        },
     }
+    if isinstance(question, CorpusQuestion):
+        record["evidence"] = [
+            {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "start": c.start, "end": c.end}
+            for c in output.evidence
+        ]
+        record["packed"] = [
+            {"doc_id": doc_id, "start": start, "end": end} for doc_id, start, end in output.packed
+        ]
+        record["type"] = question.type
+        record["answerable"] = question.answerable
+        record["gold_documents"] = list(question.gold_documents)
+        record["gold_spans"] = [
+            {"document": s.document, "start": s.start, "end": s.end} for s in question.gold_spans
+        ]
+    else:
+        record["gold_titles"] = list(question.gold_titles)
+    record["scores"] = {
+        "recall": scores.recall if scores.scores_documents else None,
+        "all_gold": scores.all_gold if scores.scores_documents else None,
+        "precision": scores.precision if scores.scores_documents else None,
+        "span_recall_evidence": scores.span_recall_evidence,
+        "span_recall_context": scores.span_recall_context,
+        "declined": scores.declined,
+        "answer_em": scores.exact_match if answered else None,
+        "answer_f1": scores.f1 if answered else None,
+        "answer_containment": scores.contained if answered else None,
+        "sp_in_context": scores.sp_in_context,
+        "sp_sentences": scores.sp_sentences,
+        "budget_violation": scores.budget_violation,
+    }
+    return record
 
 
 def run_eval(
@@ -187,6 +271,8 @@ def run_eval(
     k: int,
     methods: str | Sequence[str],
     pools: Sequence[str | Path] = (),
+    corpus: str | Path | None = None,
+    split: str | None = None,
     limit: int | None = None,
     budget: int | None = None,
     max_loops: int | None = None,
@@ -201,18 +287,26 @@ def run_eval(
     progress: bool = True,
     pipeline: Pipeline | None = None,
 ) -> EvalResult:
-    """Evaluate ``methods`` on the questions of a QA JSONL file.
+    """Evaluate ``methods`` on the questions of a QA JSONL file or about a corpus folder.
+
+    The format of ``questions`` is told from its first line: multi-hop QA JSONL
+    (``paragraphs``: they are the corpus, with ``pools``) or corpus questions
+    (``gold_documents``/``gold_spans``: the corpus is the folder ``corpus``, or the
+    index in ``index_dir`` when no folder is given).
 
     Args:
-        questions: QA JSONL file whose questions are evaluated; its paragraphs join the corpus.
+        questions: The questions file.
         k: Evidence-set size shared by every method.
         methods: Method names (comma-separated string or list); see
             :data:`sealgraph.eval.methods.METHODS`.
-        pools: More QA JSONL files whose paragraphs join the corpus.
-        limit: Evaluate only the first ``limit`` questions.
+        pools: More QA JSONL files whose paragraphs join the corpus (multi-hop QA only).
+        corpus: Folder of the documents corpus questions are about.
+        split: Evaluate only half ``"a"`` or ``"b"`` (see :mod:`sealgraph.eval.split`).
+        limit: Evaluate only the first ``limit`` questions (of the half, with ``split``).
         budget: Token budget of the packed context (default: the config's).
         max_loops: Loop budget of the graph methods (default: the config's).
-        index_dir: Where to load or build the index (default: the content-addressed cache).
+        index_dir: Where to load or build the index (default: the content-addressed cache);
+            for corpus questions without ``corpus``, an index built from their folder.
         embedder: Embedder spec passed to ``build_index`` (``auto``, ``none``, ...).
         overrides: Dotted config overrides (``{"utility.novelty": 0.2}``) applied before
             ``k``, ``budget`` and ``max_loops``.
@@ -244,16 +338,28 @@ def run_eval(
                 "--plot needs matplotlib, which is not installed: pip install 'sealgraph[plot]'"
             )
 
+    check_split(split)
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
     questions_path = Path(questions)
-    eval_questions = load_questions(questions_path, limit)
-    documents = load_documents([questions_path, *(Path(p) for p in pools)])
-    opened = open_index(
-        documents,
-        index_dir,
-        embedder=embedder,
-        max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
-        encoding=encoding_for_model(config.tokenizer_model),
-    )
+    mode = _question_mode(questions_path, corpus=corpus, index_dir=index_dir, pools=pools)
+    encoding = encoding_for_model(config.tokenizer_model)
+    if mode == "corpus":
+        eval_questions, opened, corpus_size = _open_corpus(
+            questions_path, corpus, index_dir, embedder=embedder, encoding=encoding
+        )
+    else:
+        eval_questions = list(load_questions(questions_path))
+        documents = load_documents([questions_path, *(Path(p) for p in pools)])
+        opened = open_index(
+            documents,
+            index_dir,
+            embedder=embedder,
+            max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
+            encoding=encoding,
+        )
+        corpus_size = len(documents)
+    eval_questions = _pick(eval_questions, split, limit, questions_path)
     if progress:
         verb = "loaded" if opened.reused else "built"
         print(
@@ -292,10 +398,13 @@ def run_eval(
 
     main_runs = {method.name: run(method, config) for method in chosen}
     report: dict[str, Any] = {
+        "format": mode,
         "questions_file": str(questions_path),
         "pool_files": [str(p) for p in pools],
+        "corpus_dir": str(corpus) if corpus is not None else None,
+        "split": split,
         "n_questions": len(eval_questions),
-        "corpus_size": len(documents),
+        "corpus_size": corpus_size,
         "k": config.k,
         "budget": config.budget,
         "max_loops": config.max_loops,
@@ -321,6 +430,87 @@ def run_eval(
     records = [record for result in main_runs.values() for record in result.records]
     write_outputs(report, records, out=out, records_out=records_out, plot=plot)
     return EvalResult(report=report, records=records)
+
+
+def _question_mode(
+    path: Path,
+    *,
+    corpus: str | Path | None,
+    index_dir: str | Path | None,
+    pools: Sequence[str | Path],
+) -> str:
+    # "corpus" or "multihop"; refuses the flag combinations that make no sense.
+    found = detect_format(path)
+    if corpus is None and found != "corpus":
+        return "multihop"
+    if found == "multihop":
+        raise InputError(
+            f"{path} is multi-hop QA JSONL, whose paragraphs are the corpus: drop --corpus "
+            "(--corpus is for questions with gold_documents and gold_spans)"
+        )
+    if pools:
+        raise InputError(
+            "--pool adds the paragraphs of multi-hop QA files to the corpus; with questions "
+            "about a corpus folder, put every document in that folder instead"
+        )
+    if corpus is None and index_dir is None:
+        raise InputError(
+            f"{path} holds questions about a corpus folder (gold_documents, gold_spans): "
+            "give --corpus DIR, or --index DIR of an index built from that folder"
+        )
+    return "corpus"
+
+
+def _open_corpus(
+    path: Path,
+    corpus: str | Path | None,
+    index_dir: str | Path | None,
+    *,
+    embedder: str,
+    encoding: str,
+) -> tuple[list[CorpusQuestion], OpenedIndex, int]:
+    # The corpus questions and the index of their folder (built, cached or given).
+    from sealgraph.index import load_index
+
+    if corpus is not None:
+        folder = Path(corpus)
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise InputError(f"--corpus {folder} {what}")
+        documents = load_documents(folder)
+        sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
+        questions = load_corpus_questions(path, sources)
+        opened = open_index(
+            documents,
+            index_dir,
+            embedder=embedder,
+            max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
+            encoding=encoding,
+        )
+        corpus_size = len(documents)
+    else:
+        assert index_dir is not None  # _question_mode refused it
+        index_path = Path(index_dir)
+        if not (index_path.is_dir() and any(index_path.iterdir())):
+            raise InputError(
+                f"--index {index_path} holds no index; give --corpus DIR to build one there"
+            )
+        index = load_index(index_path)
+        sources = CorpusSources.from_index(index)
+        questions = load_corpus_questions(path, sources)
+        opened = OpenedIndex(index=index, path=index_path, reused=True)
+        corpus_size = index.n_docs
+    check_index_matches(questions, opened.index, sources, path)
+    return questions, opened, corpus_size
+
+
+def _pick(
+    questions: Sequence[AnyQuestion], split: str | None, limit: int | None, path: Path
+) -> list[AnyQuestion]:
+    picked = select_split(questions, split, lambda q: q.qid)
+    if not picked:
+        raise InputError(f"no question of {path} is in split {split}")
+    return picked[:limit] if limit is not None else picked
 
 
 def _run_config(

@@ -211,6 +211,11 @@ def run_cli(questions, out, *extra):
     return main(argv)
 
 
+def index_entries(folder: Path) -> list[Path]:
+    # Indexes in a cache folder; hidden entries (build locks) are not indexes.
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
 def deterministic_part(report):
     return {
         name: {key: value for key, value in metrics.items() if key not in NOT_DETERMINISTIC}
@@ -287,10 +292,10 @@ def test_eval_is_deterministic_and_reuses_the_cached_index(data, capsys):
     first, second = tmp / "a.json", tmp / "b.json"
     args = ("--methods", "flat-bm25,seal", "--limit", "3")
     assert run_cli(questions, first, *args) == 0
-    cache_entries = list((tmp / "cache" / "eval-index").iterdir())
+    cache_entries = index_entries(tmp / "cache" / "eval-index")
     assert len(cache_entries) == 1
     assert run_cli(questions, second, *args) == 0
-    assert list((tmp / "cache" / "eval-index").iterdir()) == cache_entries
+    assert index_entries(tmp / "cache" / "eval-index") == cache_entries
     a, b = json.loads(first.read_text()), json.loads(second.read_text())
     assert a["n_questions"] == 3
     assert deterministic_part(a) == deterministic_part(b)

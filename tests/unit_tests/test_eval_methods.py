@@ -12,10 +12,15 @@ from sealgraph.eval.methods import (
     Pipeline,
     adaptive_cutoff,
     adaptive_pool_size,
+    declined_from_log,
+    default_pipeline,
     expand_evidence,
     get_method,
+    locate_packed_text,
+    packed_ranges_from_trace,
     parse_methods,
     rewrite_query,
+    span_id_range,
 )
 from sealgraph.eval.runner import evaluate_method
 from sealgraph.types import Chunk, Hit
@@ -392,3 +397,171 @@ def test_evaluate_method_recounts_the_context_against_the_budget():
     )
     assert result.metrics["budget_violations"] == 2
     assert result.records[0]["scores"]["budget_violation"] is True
+
+
+# --- where packed spans lie, and declines --------------------------------------
+
+DOC = "First one. Second one. Third one.  Fourth one. Fifth one."
+# Two chunks of doc "x-1.txt" (a dash and a dot in the doc id), two spaces between them.
+SPANNED = [
+    Chunk("x-1.txt#0", "x-1.txt", "X", (), 0, 0, 33, DOC[0:33], 9, ((0, 11), (11, 23), (23, 33))),
+    Chunk("x-1.txt#1", "x-1.txt", "X", (), 1, 35, 57, DOC[35:57], 6, ((0, 12), (12, 22))),
+]
+
+
+class SpannedIndex:
+    def get_chunk(self, chunk_id):
+        return next(c for c in SPANNED if c.chunk_id == chunk_id)
+
+    def doc_chunks(self, doc_id):
+        return [c for c in SPANNED if c.doc_id == doc_id]
+
+
+@pytest.mark.parametrize(
+    ("span_id", "chunk_ids", "text"),
+    [
+        ("x-1.txt#0", ["x-1.txt#0"], DOC[0:33]),
+        ("x-1.txt#0:1", ["x-1.txt#0"], "Second one. "),
+        ("x-1.txt#0:1-2", ["x-1.txt#0"], "Second one. Third one."),
+        ("x-1.txt#1:0-1", ["x-1.txt#1"], "Fourth one. Fifth one."),
+        ("x-1.txt#0:2-x-1.txt#1:0", ["x-1.txt#0", "x-1.txt#1"], "Third one.  Fourth one. "),
+    ],
+)
+def test_span_id_range_reads_every_span_id_form(span_id, chunk_ids, text):
+    start, end = span_id_range(span_id, chunk_ids, SpannedIndex())
+    assert DOC[start:end] == text
+
+
+@pytest.mark.parametrize(
+    "span_id", ["x-1.txt#0:a", "other#0:1", "x-1.txt#0:1-z#3:1", "x-1.txt#0:7"]
+)
+def test_span_id_range_refuses_ids_it_cannot_read(span_id):
+    with pytest.raises(ValueError):
+        span_id_range(span_id, ["x-1.txt#0"], SpannedIndex())
+
+
+def test_packed_ranges_come_from_the_selected_decisions_of_the_last_pack_event():
+    def decision(span_id, verdict, chunk_ids=("x-1.txt#0",)):
+        return {
+            "span_id": span_id,
+            "doc_id": "x-1.txt",
+            "chunk_ids": list(chunk_ids),
+            "decision": verdict,
+        }
+
+    log = [
+        {"node": "search", "kind": "retrieved", "data": {}},
+        {
+            "node": "pack",
+            "kind": "pack",
+            "data": {"decisions": [decision("x-1.txt#0", "selected")]},
+        },
+        {
+            "node": "pack",
+            "kind": "pack",
+            "data": {
+                "decisions": [
+                    decision("x-1.txt#1:1", "selected", ["x-1.txt#1"]),
+                    decision("x-1.txt#0:0", "selected"),
+                    decision("x-1.txt#0:2", "budget_exceeded"),
+                ]
+            },
+        },
+    ]
+    ranges = packed_ranges_from_trace(log, SpannedIndex())
+    assert ranges == [("x-1.txt", 0, 11), ("x-1.txt", 47, 57)]  # in reading order
+    assert packed_ranges_from_trace([], SpannedIndex()) == []
+
+
+def test_declined_reads_the_answer_event_flag():
+    answer = {"node": "generate", "kind": "answer"}
+    assert declined_from_log([{**answer, "data": {"insufficient": True}}])
+    assert not declined_from_log([{**answer, "data": {"insufficient": False}}])
+    assert not declined_from_log([{"llm_calls": 0}])
+
+
+def test_locate_packed_text_prefers_the_evidence_occurrence():
+    twice = "Same. Other. Same. End."
+    chunks = [
+        Chunk("d#0", "d", "D", (), 0, 0, 13, twice[:13], 3, ((0, 6), (6, 13))),
+        Chunk("d#1", "d", "D", (), 1, 13, 23, twice[13:], 3, ((0, 6), (6, 10))),
+    ]
+
+    class Index:
+        def doc_chunks(self, doc_id):
+            return [c for c in chunks if c.doc_id == doc_id]
+
+    assert locate_packed_text(Index(), "d", "Same. ", ["d#1"]) == (13, 19)
+    assert locate_packed_text(Index(), "d", "Same. ", []) == (0, 6)
+    assert locate_packed_text(Index(), "d", "Other. Same. ", []) == (6, 19)
+    assert locate_packed_text(Index(), "d", "ame. ", []) is None  # not at a sentence start
+    assert locate_packed_text(Index(), "e", "Same. ", []) is None
+
+
+def test_flat_methods_pass_on_packed_ranges_and_declines():
+    class Declining(RecordingPipeline):
+        def answer_from_evidence(self, question, chunks, index, config):
+            result = super().answer_from_evidence(question, chunks, index, config)
+            return {
+                **result,
+                "insufficient": True,
+                "packed": [{"doc_id": "b", "start": 2, "end": 9}],
+            }
+
+    output = get_method("flat-bm25").build(
+        FakeIndex(lexical={"b#0": 1.0}), SealConfig(k=1), Declining().as_pipeline()
+    )("q")
+    assert output.declined
+    assert output.packed == (("b", 2, 9),)
+
+
+def test_graph_method_reads_declines_and_packed_spans_from_its_log():
+    log = [
+        {
+            "node": "pack",
+            "kind": "pack",
+            "data": {
+                "decisions": [
+                    {
+                        "span_id": "x-1.txt#0:1",
+                        "doc_id": "x-1.txt",
+                        "chunk_ids": ["x-1.txt#0"],
+                        "decision": "selected",
+                    }
+                ]
+            },
+        },
+        {"node": "generate", "kind": "answer", "data": {"insufficient": True}},
+    ]
+    result = {**GRAPH_RESULT, "evidence": [], "seal_log": log}
+
+    class Index(SpannedIndex):
+        def get_chunks(self, ids):
+            return [self.get_chunk(i) for i in ids]
+
+    pipeline = RecordingPipeline(graph_result=result)
+    output = get_method("seal").build(Index(), SealConfig(), pipeline.as_pipeline())("q")
+    assert output.declined
+    assert output.packed == (("x-1.txt", 11, 23),)
+
+
+def test_default_pipeline_records_packed_ranges_and_declines(tiny_index):
+    from sealgraph.pipeline import answer_from_evidence
+
+    pipeline = default_pipeline()
+    question = "Who designed the Lumen Lamp?"
+    chunks = tiny_index.get_chunks([h.chunk_id for h in tiny_index.search_hybrid(question, 3)])
+    config = SealConfig(k=3, budget=300)
+    result = pipeline.answer_from_evidence(question, chunks, tiny_index, config)
+    plain = answer_from_evidence(question, chunks, tiny_index, config)
+    assert result["answer"] == plain["answer"]
+    assert result["context"] == plain["context"]
+    assert isinstance(result["insufficient"], bool)
+    assert result["packed"]
+    for span in result["packed"]:
+        doc = tiny_index.doc_chunks(span["doc_id"])
+        text = "".join(c.text for c in doc)  # the tiny corpus chunks tile their documents
+        assert (
+            text[span["start"] - doc[0].start : span["end"] - doc[0].start].strip()
+            in result["context"]
+        )

@@ -221,10 +221,13 @@ def test_aggregate_latency_percentiles_and_means():
     assert result["context_tokens_mean"] == 80.0
 
 
-def test_aggregate_of_nothing_is_all_zero_and_finite():
+def test_aggregate_of_nothing_is_finite_or_not_applicable():
     result = aggregate_scores([])
     assert result["n_questions"] == 0
-    assert all(math.isfinite(v) for v in result.values())
+    # Rates over no question do not apply (JSON null); every other value is a finite number.
+    assert result["recall"] is None
+    assert result["answer_f1"] is None
+    assert all(v is None or math.isfinite(v) for v in result.values())
 
 
 def test_aggregate_keys_are_the_report_contract():
@@ -245,6 +248,15 @@ def test_aggregate_keys_are_the_report_contract():
         "loops_mean",
         "llm_calls_mean",
         "budget_violations",
+        "span_recall_evidence",
+        "span_recall_context",
+        "answer_containment",
+        "declined_answerable",
+        "declined_unanswerable",
+        "n_answerable",
+        "n_unanswerable",
+        "n_with_reference",
+        "n_with_spans",
     }
     assert expected <= set(aggregate_scores([_scores()]))
 
