@@ -34,6 +34,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from sealgraph import build_graph
+from sealgraph.audit.checkpointers import strict_serializer
 
 DEFAULT_QUESTION = "Who leads the team that owns the Ledgerline Billing Service?"
 
@@ -91,7 +92,7 @@ def run(
 
     """
     seal_graph = build_graph(index_dir)  # no checkpointer: it inherits the parent's
-    parent = build_parent(seal_graph, checkpointer=InMemorySaver())
+    parent = build_parent(seal_graph, checkpointer=InMemorySaver(serde=strict_serializer()))
     config = {"configurable": {"thread_id": thread_id}}
     updates: list[tuple[tuple[str, ...], str]] = []
     child_snapshots: list[tuple[tuple[str, ...], int]] = []

@@ -174,10 +174,18 @@ def parse_set_args(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _coerce(value: Any) -> Any:
+def coerce_value(value: Any) -> Any:
+    """Read a ``--set`` value as JSON when it is JSON (numbers, booleans, objects), else as text.
+
+    Raises:
+        ConfigError: The value is JSON nested too deeply to read.
+
+    """
     if isinstance(value, str):
         try:
             return json.loads(value)
+        except RecursionError:
+            raise ConfigError(f"config value nested too deeply: {value[:60]!r}...") from None
         except ValueError:
             return value
     return value
@@ -211,7 +219,7 @@ def _set_dotted(data: dict[str, Any], key: str, raw: Any) -> None:
         raise ConfigError(f"unknown config key {key!r}")
     current = node.get(leaf)
     keep_text = isinstance(current, str) and isinstance(raw, str) and raw.strip() != "null"
-    value = raw if keep_text else _coerce(raw)
+    value = raw if keep_text else coerce_value(raw)
     if isinstance(current, dict) and isinstance(value, Mapping):
         node[leaf] = {**node[leaf], **value}
     else:

@@ -43,6 +43,8 @@ def _overrides() -> dict[str, Any]:
         value = json.loads(raw)
     except ValueError as exc:
         raise ConfigError(f"{CONFIG_ENV} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{CONFIG_ENV} is nested too deeply") from None
     if not isinstance(value, dict):
         raise ConfigError(f"{CONFIG_ENV} must be a JSON object")
     return value

@@ -348,7 +348,7 @@ def _enclosing_index(path: Path) -> Path | None:
             if not manifest.is_file():
                 continue
             data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue  # not readable as a manifest: not an index folder we can recognise
         if isinstance(data, dict) and data.get("format") == _INDEX_FORMAT:
             return folder

@@ -28,7 +28,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from sealgraph.config import SealConfig, parse_set_args
+from sealgraph.config import SealConfig, coerce_value, parse_set_args
 from sealgraph.errors import CheckpointError, InputError
 
 __all__ = [
@@ -97,13 +97,7 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
         ConfigError: A pair without ``=``.
 
     """
-    out: dict[str, Any] = {}
-    for key, value in parse_set_args(pairs).items():
-        try:
-            out[key] = json.loads(value) if isinstance(value, str) else value
-        except ValueError:
-            out[key] = value
-    return out
+    return {key: coerce_value(value) for key, value in parse_set_args(pairs).items()}
 
 
 def new_thread_id() -> str:
@@ -187,7 +181,7 @@ def read_origin(checkpointer: BaseCheckpointSaver, thread_id: str) -> RunOrigin:
     if isinstance(raw, str):
         try:
             overrides = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             overrides = None
     if not isinstance(overrides, Mapping):  # a run made from Python: read the state instead
         values = items[0].checkpoint.get("channel_values") or {}

@@ -267,3 +267,19 @@ def test_trace_unreachable_postgres(capsys, monkeypatch):
     monkeypatch.setenv("SEALGRAPH_DB_TIMEOUT", "2")
     code, _, err = run(capsys, "trace", "t1", "--db", "postgresql://nobody@127.0.0.1:1/runs")
     assert_error(code, err)
+
+
+def test_a_config_value_nested_too_deeply(capsys, tmp_path, index_dir):
+    deep = "[" * 100_000 + "]" * 100_000
+    code, _, err = run(capsys, "ask", QUESTION, "--index", str(index_dir),
+                       "--db", str(tmp_path / "runs.sqlite"), "--set", f"pack.delta={deep}")
+    assert_error(code, err, "nested too deeply")
+
+
+def test_a_server_config_nested_too_deeply(monkeypatch):
+    from sealgraph import server
+    from sealgraph.errors import ConfigError
+
+    monkeypatch.setenv(server.CONFIG_ENV, "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        server._overrides()
