@@ -17,6 +17,11 @@ from sealgraph.errors import TokenizerError
 
 DEFAULT_ENCODING = "o200k_base"
 
+# Texts longer than this are counted but not cached (see TokenCounter.count).
+_MAX_CACHED_CHARS = 1 << 16
+# UTF-8 continuation bytes (10xxxxxx): every other byte starts a character.
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
 
 def encoding_for_model(model: str | None) -> str:
     """Return the tiktoken encoding name used by ``model`` (o200k_base by default).
@@ -75,7 +80,48 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Return the number of tokens in ``text``."""
-        return self._count(text) if text else 0
+        if not text:
+            return 0
+        if len(text) > _MAX_CACHED_CHARS:
+            # A cache entry keeps its text alive: a huge text would pin megabytes
+            # for a count that is rarely asked twice.
+            return self._count_uncached(text)
+        return self._count(text)
+
+    @functools.cached_property
+    def max_token_bytes(self) -> int:
+        """Most UTF-8 bytes of any one token of the encoding.
+
+        A text of more than ``n * max_token_bytes`` characters therefore has more
+        than ``n`` tokens, which tells that a text is too long without counting it.
+        """
+        return max(len(token) for token in self._enc.token_byte_values())
+
+    def prefix_chars(self, text: str, max_tokens: int) -> int:
+        """Return how many characters of ``text`` its first ``max_tokens`` tokens cover.
+
+        ``text`` is encoded once; characters that a token boundary splits are not
+        counted. The result is ``len(text)`` when ``text`` has at most ``max_tokens``
+        tokens. A prefix of that length usually counts ``max_tokens`` tokens or
+        fewer on its own, but BPE is not prefix-stable, so callers that need a bound
+        count the prefix they keep.
+
+        Args:
+            text: Any text.
+            max_tokens: Number of leading tokens, 0 or more.
+
+        """
+        ids = self._enc.encode(text, disallowed_special=())
+        if len(ids) <= max_tokens:
+            return len(text)
+        n_bytes = len(self._enc.decode_bytes(ids[: max(0, max_tokens)]))
+        # "surrogatepass" keeps lone surrogates at the 3 bytes tiktoken encodes them as.
+        raw = text.encode("utf-8", "surrogatepass")
+        head = raw[:n_bytes]
+        chars = len(head.translate(None, _CONTINUATION_BYTES))  # one lead byte per character
+        if n_bytes < len(raw) and raw[n_bytes] in _CONTINUATION_BYTES:
+            chars -= 1  # the last character is cut by the boundary: not covered
+        return chars
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
         """Return token counts for several texts."""

@@ -77,11 +77,20 @@ class LexicalIndex:
         # order changes with the hash seed). Token id 0 is a never-used sentinel
         # so that a corpus of stopwords only still gives a valid index.
         vocab: dict[str, int] = {"": 0}
+        # Vocabulary id of each folded word (-1 for a stopword): the same as
+        # lexical_tokens, but each distinct word is stemmed once, not at every
+        # occurrence (most of the cost on a large corpus).
+        word_ids: dict[str, int] = {}
         corpus_ids = []
         for text in texts:
             ids = []
-            for token in lexical_tokens(text):
-                ids.append(vocab.setdefault(token, len(vocab)))
+            for word in words(text):
+                token_id = word_ids.get(word)
+                if token_id is None:
+                    token_id = -1 if word in STOPWORDS else vocab.setdefault(stem(word), len(vocab))
+                    word_ids[word] = token_id
+                if token_id >= 0:
+                    ids.append(token_id)
             corpus_ids.append(ids)
         bm25 = bm25s.BM25(**BM25_PARAMS)
         bm25.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)

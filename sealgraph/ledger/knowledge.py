@@ -20,7 +20,7 @@ import numpy as np
 
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
-from sealgraph.text import stemmed_terms
+from sealgraph.text import content_words, stem
 from sealgraph.types import Chunk
 
 # A proper name links passages when at most this many of them name it (the larger
@@ -37,10 +37,23 @@ written by an older build are recomputed instead of trusted."""
 
 
 def term_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
-    """Count the chunks whose title or text holds each stemmed word."""
+    """Count the chunks whose title or text holds each stemmed word.
+
+    A chunk's terms are ``stemmed_terms(chunk.title + " " + chunk.text)``.
+    """
     df: dict[str, int] = {}
+    # stemmed_terms computed per distinct word and remembered across chunks: the
+    # same sets, but each word is stemmed once per corpus rather than at every
+    # occurrence, and stemmed_terms' cache is not filled with every chunk's text.
+    stems: dict[str, str] = {}
     for chunk in chunks:
-        for t in stemmed_terms(chunk.title + " " + chunk.text):
+        terms = set()
+        for word in set(content_words(chunk.title + " " + chunk.text)):
+            term = stems.get(word)
+            if term is None:
+                term = stems[word] = stem(word)
+            terms.add(term)
+        for t in terms:
             df[t] = df.get(t, 0) + 1
     return df
 

@@ -156,12 +156,62 @@ def test_greedy_packing_respects_max_tokens(counter):
         assert counter.count(current.text + first) > 20
 
 
-def test_long_sentence_becomes_its_own_chunk_uncut(counter):
+def test_long_sentence_is_cut_after_spaces_into_pieces_that_fit(counter):
     long = "Long " + "word " * 100 + "end. "
     text = "Short one. " + long + "Short two."
     chunks = chunk_document(Document("d", "t", text), counter, max_tokens=20)
-    assert [c.text for c in chunks] == ["Short one. ", long, "Short two."]
-    assert chunks[1].n_tokens > 20
+    assert [c.text for c in chunks] == [
+        "Short one. ",
+        "Long " + "word " * 18,
+        *["word " * 19] * 4,
+        "word " * 6 + "end. Short two.",  # the last piece packs with what follows
+    ]
+    assert [c.n_tokens for c in chunks] == [4, 20, 20, 20, 20, 20, 11]
+    assert chunks[-1].sentence_texts() == ["word " * 6 + "end. ", "Short two."]
+
+
+def test_word_longer_than_max_tokens_is_cut_between_characters(counter):
+    text = "x" * 300 + " " + "y" * 50
+    chunks = chunk_document(Document("d", "t", text), counter, max_tokens=20)
+    assert "".join(c.text for c in chunks) == text
+    assert [c.n_tokens for c in chunks] == [20, 19, 13]
+    assert chunks[1].text.endswith("x ")  # the space still ends a piece where it can
+    assert chunks[2].text == "y" * 50
+
+
+def test_cut_pieces_keep_a_word_and_prefer_the_last_space(counter):
+    text = "   " + "x" * 400
+    chunks = chunk_document(Document("d", "t", text, metadata={"format": "text"}), counter, 8)
+    assert chunks[0].text.startswith("   x")  # no piece of whitespace alone
+    assert "".join(c.text for c in chunks) == text
+    assert all(c.n_tokens <= 8 for c in chunks)
+    # A long run of spaces is itself cut when it alone is too long.
+    text = "a" + " " * 5000 + "b"
+    chunks = chunk_document(Document("d", "t", text, metadata={"format": "text"}), counter, 8)
+    assert "".join(c.text for c in chunks) == text
+    assert len(chunks) > 1 and all(c.n_tokens <= 8 for c in chunks)
+    assert chunks[-1].text.endswith(" b")
+
+
+def test_given_sentence_spans_longer_than_max_tokens_are_cut_too(counter):
+    long = "Alpha " + "beta " * 60
+    text = long + "Gamma."
+    doc = Document(
+        "p", "T", text, metadata={"sentence_spans": [[0, len(long)], [len(long), len(text)]]}
+    )
+    chunks = chunk_document(doc, counter, max_tokens=16)
+    assert "".join(c.text for c in chunks) == text
+    assert len(chunks) > 3 and all(c.n_tokens <= 16 for c in chunks)
+    assert all(c.text.endswith(" ") for c in chunks[:-1])
+
+
+def test_a_character_of_more_tokens_than_max_tokens_is_a_chunk_of_its_own(counter):
+    wide = next(ch for ch in "🫠𓀀𝔸䨻" if counter.count(ch) > 1)
+    text = "a" + wide + "b"
+    chunks = chunk_document(Document("d", "t", text), counter, max_tokens=1)
+    assert "".join(c.text for c in chunks) == text
+    assert wide in [c.text for c in chunks]
+    assert all(c.n_tokens <= 1 or len(c.text) == 1 for c in chunks)
 
 
 def test_given_sentence_spans_are_used(counter):
