@@ -62,11 +62,14 @@ def corpus_fingerprint(
     are hashed too; multi-hop QA paragraphs, whose id is
     :func:`sealgraph.ingest.qa_doc_id` of their content, keep the keys they had.
     """
+    from sealgraph.chunking import SPLITTER_VERSION
     from sealgraph.ingest import qa_doc_id
 
     digest = hashlib.sha256()
     settings = {
         "version": _FINGERPRINT_VERSION,
+        # Another sentence splitter cuts other chunks: the cached index is stale.
+        "splitter": SPLITTER_VERSION,
         "embedder": embedder,
         "max_chunk_tokens": max_chunk_tokens,
         "encoding": encoding,

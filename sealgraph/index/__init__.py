@@ -111,8 +111,8 @@ def build_index(
             :class:`Embedder`, or None for lexical retrieval only. Into an existing
             index (without ``force``), ``"auto"`` is that index's embedder if it
             can be loaded here.
-        max_chunk_tokens: Most tokens per chunk (a longer single sentence stays
-            whole). None: the existing index's (without ``force``), else 256.
+        max_chunk_tokens: Most tokens per chunk (a longer single sentence is cut into
+            pieces of at most this many tokens, at spaces where it can). None: the existing index's (without ``force``), else 256.
         encoding: tiktoken encoding (or model name) that counts chunk tokens. None:
             the existing index's (without ``force``), else ``o200k_base``.
         replace: Replace the index's documents by the given ones instead of adding.
