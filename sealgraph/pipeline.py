@@ -8,6 +8,9 @@ the same code as the SEAL graph.
 from __future__ import annotations
 
 import dataclasses
+import math
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +20,8 @@ from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec, need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.packing import PackResult, pack
-from sealgraph.reasoning.answer import SpanText
+from sealgraph.packing.scoring import line_key
+from sealgraph.reasoning.answer import SpanText, answer_kind
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.tokens import encoding_for_model, token_counter
@@ -58,6 +62,55 @@ def need_support(
     return support if any(support.values()) else None
 
 
+REPEATED_LINE_MIN_DOCS = 3
+"""A line is corpus boilerplate when at least this many documents repeat it..."""
+REPEATED_LINE_DOC_SHARE = 0.02
+"""...and at least this share of the corpus's documents (site headers, footers, banners)."""
+_MAX_LINE_CHARS = 300
+
+_LINES_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LINES_LOCK = threading.Lock()
+
+
+def repeated_lines(chunks: Sequence[Chunk] | Any) -> frozenset[str]:
+    """Keys of the lines that many documents of a corpus repeat (navigation, footers...).
+
+    A line counts once per document; headings and lines longer than 300 characters
+    are left out. A line is repeated when at least :data:`REPEATED_LINE_MIN_DOCS`
+    documents and :data:`REPEATED_LINE_DOC_SHARE` of all documents hold it. Keys are
+    :func:`sealgraph.packing.scoring.line_key`.
+    """
+    docs_of: dict[str, set[str]] = {}
+    all_docs: set[str] = set()
+    for chunk in chunks:
+        all_docs.add(chunk.doc_id)
+        for line in chunk.text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#") or len(line) > _MAX_LINE_CHARS:
+                continue
+            key = line_key(line)
+            if key:
+                docs_of.setdefault(key, set()).add(chunk.doc_id)
+    floor = max(REPEATED_LINE_MIN_DOCS, math.ceil(REPEATED_LINE_DOC_SHARE * len(all_docs)))
+    return frozenset(k for k, d in docs_of.items() if len(d) >= floor)
+
+
+def _corpus_repeated_lines(index) -> frozenset[str] | None:
+    """:func:`repeated_lines` of an index's chunks, computed once per loaded index."""
+    iter_chunks = getattr(index, "iter_chunks", None)
+    if iter_chunks is None:
+        return None
+    try:
+        with _LINES_LOCK:
+            got = _LINES_CACHE.get(index)
+            if got is None:
+                got = repeated_lines(iter_chunks())
+                _LINES_CACHE[index] = got
+            return got
+    except TypeError:  # an index object that cannot be weakly referenced
+        return repeated_lines(iter_chunks())
+
+
 def pack_evidence(
     needs: QuestionNeeds,
     chunks: Sequence[Chunk],
@@ -69,7 +122,10 @@ def pack_evidence(
     """Pack an evidence set under ``config.budget`` with ``config.pack``.
 
     ``items`` are the question's need items when the caller has them already
-    (they give each passage's need support); None builds them from ``needs``.
+    (they give each passage's need support); None builds them from ``needs``. The
+    expected answer kind (:func:`sealgraph.reasoning.answer.answer_kind`) tells the
+    packer which sentences are answer-bearing, and the lines the index's documents
+    repeat (:func:`repeated_lines`) which are boilerplate.
     """
     kn = knowledge_for(index)
     ids = [c.chunk_id for c in chunks]
@@ -90,13 +146,14 @@ def pack_evidence(
         config=config.pack,
         relevance=[relevance.get(i, 0.0) for i in ids],
         focus_terms=focus_terms(needs, gaps, kn.doc_titles),
-        answer_type=needs.answer_type,
+        answer_type=answer_kind(needs),
         embed=embed,
         query_vector=query_vector,
         neighbors=index.neighbors,
         chunk_support=need_support(
             items if items is not None else need_items(needs, kn.idf), kn.features(ids)
         ),
+        common_lines=_corpus_repeated_lines(index),
     )
 
 
@@ -154,7 +211,9 @@ def answer_from_evidence(
     """Pack and answer an arbitrary evidence set (used for the flat baselines).
 
     The sufficiency gate is applied exactly as in the graph, so every method is
-    answered under the same rules.
+    answered under the same rules. Besides the readable ``answer`` the result holds
+    ``short_answer`` (the marked short span, "" when none), ``insufficient`` (the
+    answer declined) and ``missing`` (what the context does not state).
     """
     reasoner = reasoner or OfflineReasoner()
     kn = knowledge_for(index)
@@ -167,6 +226,9 @@ def answer_from_evidence(
     generated = reasoner.generate(needs, span_texts(packed), gaps).value
     return {
         "answer": generated.answer,
+        "short_answer": generated.short,
+        "insufficient": generated.insufficient,
+        "missing": generated.missing,
         "citations": citations_for(packed, generated),
         "context": result.context,
         "context_tokens": result.tokens,

@@ -22,7 +22,13 @@ def generate(state, ctx, cfg, config) -> dict:
     w.add(
         "answer",
         ans.answer,
-        {"cited": list(ans.cited), "insufficient": ans.insufficient, "reasoner": ctx.reasoner.name},
+        {
+            "cited": list(ans.cited),
+            "insufficient": ans.insufficient,
+            "reasoner": ctx.reasoner.name,
+            "short": ans.short,
+            "missing": ans.missing,
+        },
     )
     return {
         "answer": ans.answer,

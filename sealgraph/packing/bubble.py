@@ -21,6 +21,12 @@ through the gates, in this order:
 
 Greedy admission continues past a span that does not fit, so a smaller one later can
 still use the room. Everything is deterministic: ties go to the lower index.
+
+Candidates marked ``keep`` (answer-bearing spans) are considered first, in MMR order
+among themselves, and only the budget gate applies to them (and the redundancy gate
+for an exact repeat, lexical overlap 1, of a selected span): the packer never drops
+an answer-bearing sentence while budget remains. They do not count towards the
+per-document cap of the other spans.
 """
 
 from __future__ import annotations
@@ -49,6 +55,10 @@ class BubbleItem:
     """Tokens of its rendered block."""
     final: float
     """Its bubble score."""
+    keep: bool = False
+    """Answer-bearing: considered before the others, exempt from the relevance,
+    per-document, redundancy (short of an exact repeat) and section gates; only the
+    budget can leave it out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +143,8 @@ def select_spans(
         selected.append(i)
         used += items[i].tokens
         spent_section[key_of[items[i].section]] += items[i].tokens
-        per_doc[items[i].doc_id] = per_doc.get(items[i].doc_id, 0) + 1
+        if not items[i].keep:  # answer-bearing spans take no place under the cap
+            per_doc[items[i].doc_id] = per_doc.get(items[i].doc_id, 0) + 1
         for j in range(n):
             max_mmr_sim[j] = max(max_mmr_sim[j], mmr_sim[i][j])
             max_overlap[j] = max(max_overlap[j], overlap[i][j])
@@ -142,6 +153,8 @@ def select_spans(
 
     def common_gates(i: int) -> tuple[Decision, str] | None:
         item = items[i]
+        if item.keep:
+            return keep_gates(i)
         if per_doc.get(item.doc_id, 0) >= config.per_doc_cap:
             return "doc_cap", f"document {item.doc_id!r} already has {config.per_doc_cap} spans"
         if selected and max_overlap[i] >= config.delta:
@@ -164,14 +177,26 @@ def select_spans(
             )
         return None
 
+    def keep_gates(i: int) -> tuple[Decision, str] | None:
+        item = items[i]
+        if selected and max_overlap[i] >= 1.0:
+            return "too_redundant", "answer-bearing, but repeats a selected span word for word"
+        if item.tokens > budget - used:
+            return "budget_exceeded", (
+                f"answer-bearing, but {item.tokens} tokens > {budget - used} left of the "
+                f"{budget}-token budget"
+            )
+        return None
+
     remaining = list(range(n))
     while remaining:
-        best = max(remaining, key=lambda i: (lam * items[i].final - (1 - lam) * max_mmr_sim[i], -i))
+        pool = [i for i in remaining if items[i].keep] or remaining
+        best = max(pool, key=lambda i: (lam * items[i].final - (1 - lam) * max_mmr_sim[i], -i))
         remaining.remove(best)
         item = items[best]
         novelty = 1.0 - max_mmr_sim[best]
         mmr = lam * item.final - (1 - lam) * max_mmr_sim[best]
-        if item.final < config.min_relevance:
+        if item.final < config.min_relevance and not item.keep:
             choices.append(
                 Choice(
                     best,
@@ -187,11 +212,12 @@ def select_spans(
             choices.append(Choice(best, verdict[0], verdict[1], novelty, mmr))
             continue
         key = key_of[item.section]
-        if balance_sections and spent_section[key] + item.tokens > quota[key]:
+        if balance_sections and spent_section[key] + item.tokens > quota[key] and not item.keep:
             deferred.append((best, novelty, mmr))
             continue
         admit(best)
-        choices.append(Choice(best, "selected", f"admitted: {item.tokens} tokens", novelty, mmr))
+        how = "admitted (answer-bearing)" if item.keep else "admitted"
+        choices.append(Choice(best, "selected", f"{how}: {item.tokens} tokens", novelty, mmr))
 
     for i, novelty, mmr in deferred:
         item = items[i]

@@ -111,3 +111,20 @@ class PackConfig(BaseModel):
     supporting sentences survive (0.3: 0.73 at 0.948, under the 0.95 floor). Numbers
     for all three dev files are in docs/benchmarks.md.
     """
+    boilerplate_penalty: float = Field(default=0.5, ge=0)
+    """Prior subtracted from every boilerplate unit (front matter, navigation and link
+    lines, "See the guide" pointers, short fragments, lines many documents repeat; see
+    :func:`sealgraph.packing.scoring.boilerplate_reason`).
+
+    Boilerplate competes with content for the budget on documentation sites: a
+    navigation line shares the page's title words with the question. A boilerplate
+    unit's value is its prior minus ``rse_threshold`` (no relevance, no boost), so with
+    this penalty it is negative and enters a segment only between two relevant
+    sentences; 0 removes the demotion (the value keeps no relevance all the same).
+    """
+    keep_answer_bearing: bool = True
+    """Never drop an answer-bearing evidence sentence (one holding a third of the
+    question's relation terms and a value of the expected answer kind) while budget
+    remains: it gets a span of its own when no segment covers it, bypasses the
+    relevance, per-document and redundancy gates (an exact repeat aside), is admitted
+    before other spans and is the last dropped at the final render."""

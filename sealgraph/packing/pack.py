@@ -17,12 +17,21 @@
      another evidence document does (titles matched as whole word sequences, without a
      trailing "(disambiguator)")
      − ``unsupported_penalty`` for the units of a chunk whose need support (given by
-     the caller, e.g. the SEAL ledger's need coverage) is below ``min_need_support``.
+     the caller, e.g. the SEAL ledger's need coverage) is below ``min_need_support``
+     − ``boilerplate_penalty`` for boilerplate units (front matter, navigation and link
+     lines, "See the guide" pointers, short fragments, lines many documents of the
+     corpus repeat: :func:`~sealgraph.packing.scoring.boilerplate_reason`), which also
+     do not count as positions for the lead and position priors.
    * ``boost`` = ``answerability_boost`` for mentioning a focus term, as much again for
      containing a value of the expected answer type (a date or a number; inferred from
      the question when not given), and ``bridge_boost`` for naming another evidence
      document's title (the sentence that links two hops).
-   * ``value`` = relevance + prior + boost − ``rse_threshold``.
+   * ``value`` = relevance + prior + boost − ``rse_threshold`` (prior − ``rse_threshold``
+     for a boilerplate unit: it earns no relevance or boost).
+   * ``bearing``: the unit is *answer-bearing*: it holds a value of the expected
+     answer kind (a date, a number, a name, a place) and enough of the question's
+     relation terms, or, for the next hop, a value and a name an answer-bearing unit
+     about a focus term names.
 
    Every weight is a :class:`PackConfig` field; the defaults and the measurements
    behind them are in that class and in ``benchmarks/bench_packing.py``.
@@ -36,18 +45,22 @@
      overlapping or touching windows merge.
    * ``auto``: the segments, each grown as a window, then merged.
 
-   For the last three, each stretch of evidence text no span kept becomes a ``gap``
-   candidate, decided ``low_relevance``, so the trace accounts for all evidence text.
+   For the last three, every run of answer-bearing evidence units no span covers gets
+   a span of its own (source ``answer``), and each stretch of evidence text no span
+   kept becomes a ``gap`` candidate, decided ``low_relevance``, so the trace accounts
+   for all evidence text.
    If no unit at all has a positive value, each document's best unit seeds a span
    (the caller chose that evidence; an empty context would help nobody).
 
 3. **Selection** with the context bubble (:mod:`sealgraph.packing.bubble`): span score
    = (relevance of its best unit + its best prior + its boosts) × 1/(1 + tokens/θ),
-   where tokens is the cost of its rendered block; MMR order; gates.
+   where tokens is the cost of its rendered block; MMR order; gates. Spans holding an
+   answer-bearing evidence unit go first and only the budget can leave them out
+   (``keep_answer_bearing``).
 
 4. **Rendering** in reading order (documents in evidence order, then document
    position), counted with the real tokenizer; while over budget, the kept span with the
-   lowest marginal value is dropped and the context re-rendered
+   lowest marginal value (answer-bearing spans last) is dropped and the context re-rendered
    (:mod:`sealgraph.packing.render`).
 
 A budget below the smallest candidate block yields an empty context and every candidate
@@ -58,7 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +81,20 @@ from sealgraph.packing.bubble import BubbleItem, Choice, marginal_values, select
 from sealgraph.packing.config import PackConfig
 from sealgraph.packing.render import fit_to_budget, render_block, render_context
 from sealgraph.packing.scoring import (
+    ANSWER_KINDS_RECOGNISED,
     ANSWER_TYPES_DETECTED,
+    boilerplate_reason,
     cohesion,
     contains_answer_type,
     fast_words,
     focus_term_sets,
+    has_answer_value,
     idf_weights,
     infer_answer_type,
     jaccard,
     length_penalty,
     matches_focus,
+    name_spans,
     phrase,
     question_similarity,
     rank_scores,
@@ -98,11 +115,14 @@ from sealgraph.packing.types import (
 )
 from sealgraph.packing.units import DocUnits, NeighborFn, collect_units, make_span
 from sealgraph.packing.window import grow_window, merge_windows
-from sealgraph.text import STOPWORDS
+from sealgraph.text import STOPWORDS, fold
 from sealgraph.tokens import TokenCounter
 from sealgraph.types import Chunk
 
 __all__ = ["EmbedFn", "UnitScores", "pack", "score_units"]
+
+BEARING_FEW_TERMS = 3
+"""Up to this many relation terms, one in a sentence makes it answer-bearing; two above."""
 
 EmbedFn = Callable[[list[str]], "np.ndarray | None"]
 """``embed(texts)``: one L2-normalised row per text, or None for lexical only."""
@@ -128,6 +148,12 @@ class UnitScores:
     """Stemmed content words (lexical similarity and cohesion)."""
     content: tuple[frozenset[str], ...]
     """Plain content words (redundancy: the Jaccard of :func:`sealgraph.text.lexical_overlap`)."""
+    bearing: tuple[bool, ...] = ()
+    """Whether the unit is answer-bearing (question terms and a value of the expected
+    kind): the packer keeps every such evidence unit while budget remains."""
+    boilerplate: tuple[bool, ...] = ()
+    """Whether the unit is boilerplate (front matter, navigation, links, pointers,
+    lines repeated across the corpus): demoted by ``boilerplate_penalty``."""
 
     def boost(self, indices: Sequence[int], config: PackConfig) -> float:
         """Keyword/answerability boost of a span made of the given units."""
@@ -150,6 +176,7 @@ def pack(
     query_vector: np.ndarray | None = None,
     neighbors: NeighborFn | None = None,
     chunk_support: Mapping[str, float] | None = None,
+    common_lines: Container[str] | None = None,
 ) -> PackResult:
     """Pack the evidence into a cited context of at most ``budget`` tokens.
 
@@ -177,6 +204,10 @@ def pack(
             the ``unsupported_penalty``; a neighbour chunk takes its document's best
             support. None (no signal, e.g. a corpus without a need ledger) penalises
             nothing, and neither does a document with no entry in the mapping.
+        common_lines: Keys (:func:`~sealgraph.packing.scoring.line_key`) of the lines
+            that many documents of the corpus repeat (site headers, footers, banners):
+            units made only of them are boilerplate. None: no corpus-level signal
+            (front matter, link lines, pointers and fragments are still recognised).
 
     Returns:
         The :class:`PackResult`. A budget too small for any span gives an empty context
@@ -208,6 +239,7 @@ def pack(
         vectors=vectors,
         query_vector=qvec,
         chunk_support=chunk_support,
+        common_lines=common_lines,
     )
     spans, gaps = _candidates(docs, scores, config, vectors)
     return _select_and_render(
@@ -226,6 +258,7 @@ def score_units(
     vectors: np.ndarray | None = None,
     query_vector: np.ndarray | None = None,
     chunk_support: Mapping[str, float] | None = None,
+    common_lines: Container[str] | None = None,
 ) -> UnitScores:
     """Score units (see the module docstring for the equations).
 
@@ -237,12 +270,16 @@ def score_units(
             chunk (its sentences and title) to the question.
         config: Packing settings.
         focus_terms: Terms that earn the answerability boost.
-        answer_type: Expected answer type; a type other than ``date``/``number`` (or
-            None) is replaced by the one inferred from the question's wording.
+        answer_type: Expected answer type or kind. The boost recognises ``date`` and
+            ``number`` values (any other type, or None, is replaced by the one inferred
+            from the question's wording); answer-bearing units recognise every kind of
+            :data:`~sealgraph.packing.scoring.ANSWER_KINDS_RECOGNISED`.
         vectors: Unit embeddings (rows aligned with ``units``) or None.
         query_vector: Question embedding or None.
         chunk_support: Need support of the evidence chunks in [0, 1] by chunk id (see
             :func:`pack`), or None for no support signal.
+        common_lines: Keys (:func:`~sealgraph.packing.scoring.line_key`) of lines many
+            documents of the corpus repeat; a unit made only of such lines is boilerplate.
 
     Returns:
         The components, aligned with ``units``.
@@ -252,8 +289,55 @@ def score_units(
     content = [frozenset(w for w in ws if w not in STOPWORDS) for ws in unit_words]
     unit_terms = [frozenset(stem(w) for w in c) for c in content]
     phrases = [" " + " ".join(ws) + " " for ws in unit_words]
-    weights = idf_weights(unit_terms)
     q_terms = terms(question)
+    relevance = _unit_relevance(
+        q_terms, units, unit_terms, chunk_scores, config, vectors, query_vector
+    )
+    title_hits, bridge = _title_links(question, units, phrases)
+    boiler = [not u.heading and bool(boilerplate_reason(u.text, common_lines)) for u in units]
+    prior = _priors(units, title_hits, boiler, chunk_support, config)
+    focus_sets = focus_term_sets(focus_terms)
+    focus = [matches_focus(focus_sets, t) for t in unit_terms]
+    atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
+    answer = [contains_answer_type(u.text, atype) for u in units]
+    kind = answer_type or atype
+    bearing = _answer_bearing(q_terms, focus_sets, units, unit_terms, boiler, kind)
+    bearing = _bridge_bearing(q_terms, units, bearing, focus, boiler, phrases, kind)
+    ab, bb = config.answerability_boost, config.bridge_boost
+    # A heading line has no value of its own: the rendered header shows it already.
+    # Boilerplate earns no relevance or boost: a navigation line repeats the page's
+    # title words, so it would match the question as well as the content does.
+    value = [
+        0.0 if u.heading else (p if bo else r + p + ab * (f + a) + bb * b) - config.rse_threshold
+        for u, r, p, f, a, b, bo in zip(
+            units, relevance, prior, focus, answer, bridge, boiler, strict=True
+        )
+    ]
+    return UnitScores(
+        tuple(relevance),
+        tuple(prior),
+        tuple(focus),
+        tuple(answer),
+        tuple(bridge),
+        tuple(value),
+        tuple(unit_terms),
+        tuple(content),
+        tuple(bearing),
+        tuple(boiler),
+    )
+
+
+def _unit_relevance(
+    q_terms: frozenset[str],
+    units: Sequence[Unit],
+    unit_terms: Sequence[frozenset[str]],
+    chunk_scores: Mapping[str, float] | None,
+    config: PackConfig,
+    vectors: np.ndarray | None,
+    query_vector: np.ndarray | None,
+) -> list[float]:
+    """Fused relevance: (1 − w)·sim(unit, question) + w·rank score of the unit's chunk."""
+    weights = idf_weights(unit_terms)
     sims = [question_similarity(q_terms, t, weights) for t in unit_terms]
     if chunk_scores is None:
         chunk_scores = _lexical_chunk_scores(q_terms, units, unit_terms)
@@ -264,11 +348,20 @@ def score_units(
     ids = list(chunk_scores)
     ranks = dict(zip(ids, rank_scores([chunk_scores[c] for c in ids]), strict=True))
     rw = config.rank_weight
-    relevance = [
+    return [
         (1 - rw) * s + rw * ranks.get(u.chunk_id, 0.0) for s, u in zip(sims, units, strict=True)
     ]
 
-    # Titles as entity anchors: named by the question, or by another evidence document.
+
+def _title_links(
+    question: str, units: Sequence[Unit], phrases: Sequence[str]
+) -> tuple[dict[str, int], list[bool]]:
+    """Read titles as entity anchors.
+
+    Returns, per document, whether the question and whether another evidence document
+    name its title (0-2), and per unit, whether it names another document's title (the
+    sentence that links two hops).
+    """
     titles: dict[str, str | None] = {}
     for u in units:
         if u.doc_id not in titles:
@@ -287,39 +380,125 @@ def score_units(
         any(t is not None and o != u.doc_id and t in p for o, t in titles.items())
         for u, p in zip(units, phrases, strict=True)
     ]
+    return title_hits, bridge
+
+
+def _priors(
+    units: Sequence[Unit],
+    title_hits: Mapping[str, int],
+    boiler: Sequence[bool],
+    chunk_support: Mapping[str, float] | None,
+    config: PackConfig,
+) -> list[float]:
+    """Structural prior of every unit (section, lead, position, title, support, boilerplate).
+
+    Boilerplate units (front matter, navigation, link lists, pointers) get
+    ``boilerplate_penalty`` and do not count as positions: the lead and position
+    priors go to the document's first *content* sentences.
+    """
     unsupported = _unsupported_chunks(units, chunk_support, config.min_need_support)
-    prior = [
-        section_prior(section_label(u.section, u.title), config.section_priors)
-        + (config.lead_prior if u.lead else 0.0)
-        + (
-            config.position_prior * (1 - min(u.position, 5) / 5)
-            if u.chunk_order == 0 and not u.heading
-            else 0.0
+    skipped: dict[str, int] = {}
+    out = []
+    for u, b in zip(units, boiler, strict=True):
+        position = u.position - skipped.get(u.chunk_id, 0)
+        if b and not u.heading:
+            skipped[u.chunk_id] = skipped.get(u.chunk_id, 0) + 1
+        lead = u.chunk_order == 0 and position == 0 and not u.heading and not b
+        out.append(
+            section_prior(section_label(u.section, u.title), config.section_priors)
+            + (config.lead_prior if lead else 0.0)
+            + (
+                config.position_prior * (1 - min(position, 5) / 5)
+                if u.chunk_order == 0 and not u.heading and not b
+                else 0.0
+            )
+            + config.title_prior * title_hits[u.doc_id]
+            - (config.unsupported_penalty if unsupported[u.chunk_id] else 0.0)
+            - (config.boilerplate_penalty if b else 0.0)
         )
-        + config.title_prior * title_hits[u.doc_id]
-        - (config.unsupported_penalty if unsupported[u.chunk_id] else 0.0)
-        for u in units
+    return out
+
+
+def _answer_bearing(
+    q_terms: frozenset[str],
+    focus_sets: Sequence[frozenset[str]],
+    units: Sequence[Unit],
+    unit_terms: Sequence[frozenset[str]],
+    boiler: Sequence[bool],
+    kind: str | None,
+) -> list[bool]:
+    """Tell whether each unit is answer-bearing.
+
+    An answer-bearing unit states a value of the expected answer kind and holds enough
+    of the question's relation terms.
+
+    Relation terms are the question's terms outside the focus terms (entity names);
+    a unit needs one of them, two when the question has more than
+    :data:`BEARING_FEW_TERMS`. The value must not be one of
+    the question's own words. Headings and boilerplate never bear the answer.
+    """
+    if kind not in ANSWER_KINDS_RECOGNISED:
+        return [False] * len(units)
+    named = frozenset().union(*focus_sets) if focus_sets else frozenset()
+    relation = (q_terms - named) or q_terms
+    if not relation:
+        return [False] * len(units)
+    need = 1 if len(relation) <= BEARING_FEW_TERMS else 2
+    return [
+        not u.heading
+        and not b
+        and len(relation & t) >= need
+        and has_answer_value(u.text, kind, q_terms)
+        for u, t, b in zip(units, unit_terms, boiler, strict=True)
     ]
-    focus_sets = focus_term_sets(focus_terms)
-    focus = [matches_focus(focus_sets, t) for t in unit_terms]
-    atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
-    answer = [contains_answer_type(u.text, atype) for u in units]
-    ab, bb = config.answerability_boost, config.bridge_boost
-    # A heading line has no value of its own: the rendered header shows it already.
-    value = [
-        0.0 if u.heading else r + p + ab * (f + a) + bb * b - config.rse_threshold
-        for u, r, p, f, a, b in zip(units, relevance, prior, focus, answer, bridge, strict=True)
-    ]
-    return UnitScores(
-        tuple(relevance),
-        tuple(prior),
-        tuple(focus),
-        tuple(answer),
-        tuple(bridge),
-        tuple(value),
-        tuple(unit_terms),
-        tuple(content),
-    )
+
+
+def _bridge_bearing(
+    q_terms: frozenset[str],
+    units: Sequence[Unit],
+    bearing: Sequence[bool],
+    focus: Sequence[bool],
+    boiler: Sequence[bool],
+    phrases: Sequence[str],
+    kind: str | None,
+) -> list[bool]:
+    """Add the next hop's answer-bearing units to the answer-bearing ones.
+
+    They hold a value of the expected kind and name an entity that an answer-bearing
+    unit about a focus term names.
+
+    "Project Kestrel makes the Ledgerline Billing Service ready…" bears the first hop
+    of "When did the service that Kestrel prepares go live?"; "PPT shipped Ledgerline
+    in October 2018" bears the second: it names the bridge (by its full name or by the
+    distinctive first word of a multi-word name) and states a date. Names the question
+    itself writes are not bridges.
+    """
+    out = list(bearing)
+    if kind not in ANSWER_KINDS_RECOGNISED:
+        return out
+    bridges: set[str] = set()
+    for u, b, f in zip(units, bearing, focus, strict=True):
+        if b and f:
+            for _, name in name_spans(u.text):
+                if terms(name) and not terms(name) <= q_terms:
+                    bridges.add(phrase(name))
+                    words = name.split()
+                    first = fold(words[0])
+                    if (
+                        len(words) >= 2
+                        and len(first) >= 4
+                        and first not in STOPWORDS
+                        and not any(w[:1].islower() or w[:1].isdigit() for w in words)
+                    ):
+                        bridges.add(f" {first} ")
+    if not bridges:
+        return out
+    for i, (u, p) in enumerate(zip(units, phrases, strict=True)):
+        if out[i] or u.heading or boiler[i] or not u.evidence:
+            continue
+        if any(b in p for b in bridges) and has_answer_value(u.text, kind, q_terms):
+            out[i] = True
+    return out
 
 
 def _unsupported_chunks(
@@ -436,6 +615,8 @@ def _candidates(
     ranges = _span_ranges(docs, scores, config, vectors)
     if not any(ranges.values()):
         ranges = _fallback_ranges(docs, scores)
+    if config.keep_answer_bearing:
+        ranges = _with_answer_ranges(docs, scores, ranges)
     spans: list[Span] = []
     gaps: list[Span] = []
     offset = 0
@@ -463,6 +644,37 @@ def _candidates(
                 gaps.append(make_span(gap_units, "gap", sum(values[j] for j in run)))
         offset += len(doc.units)
     return spans, gaps
+
+
+def _with_answer_ranges(
+    docs: Sequence[DocUnits],
+    scores: UnitScores,
+    ranges: Mapping[str, list[tuple[int, int, str]]],
+) -> dict[str, list[tuple[int, int, str]]]:
+    """Add a range (source ``answer``) for every uncovered run of answer-bearing units.
+
+    Only evidence units count; no answer-bearing sentence is left to a
+    ``low_relevance`` gap.
+    """
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    offset = 0
+    for doc in docs:
+        n = len(doc.units)
+        covered = [False] * n
+        for start, end, _ in ranges.get(doc.doc_id, []):
+            covered[start:end] = [True] * (end - start)
+        cut = set(doc.breaks)
+        added: list[tuple[int, int, str]] = []
+        for i, unit in enumerate(doc.units):
+            if covered[i] or not unit.evidence or not scores.bearing[offset + i]:
+                continue
+            if added and added[-1][1] == i and i not in cut:
+                added[-1] = (added[-1][0], i + 1, "answer")
+            else:
+                added.append((i, i + 1, "answer"))
+        out[doc.doc_id] = sorted([*ranges.get(doc.doc_id, []), *added])
+        offset += n
+    return out
 
 
 def _uncovered_evidence_runs(doc: DocUnits, covered: Sequence[bool]) -> list[list[int]]:
@@ -598,6 +810,11 @@ def _select_and_render(
     gap_scored = [_score_span(g, index_of, scores, counter, config, placeholder_n) for g in gaps]
     overlap, semantic = _similarities(spans, index_of, scores, vectors)
 
+    keeps = [
+        config.keep_answer_bearing
+        and any(u.evidence and scores.bearing[index_of[u.unit_id]] for u in s.units)
+        for s in spans
+    ]
     smallest = min((tok for _, tok in scored + gap_scored), default=0)
     too_small = f"budget {budget} is below the smallest span ({smallest} tokens)"
     if smallest > budget:
@@ -609,8 +826,8 @@ def _select_and_render(
         gap_verdict = ("budget_exceeded", too_small)
     else:
         items = [
-            BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final)
-            for s, (sc, tok) in zip(spans, scored, strict=True)
+            BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final, keep)
+            for s, (sc, tok), keep in zip(spans, scored, keeps, strict=True)
         ]
         choices = select_spans(
             items, budget=budget, config=config, overlap=overlap, semantic=semantic
@@ -632,8 +849,12 @@ def _select_and_render(
     def lowest_value(kept: Sequence[int]) -> int:
         idx = [chosen[k] for k in kept]
         mv = marginal_values(idx, finals, mmr_sim, config.mmr_lambda)
-        # Lowest value first; on a tie the bigger span (frees more room), then the later one.
-        pos = min(range(len(kept)), key=lambda p: (mv[p], -scored[idx[p]][1], -kept[p]))
+        # Answer-bearing spans go last; then lowest value first; on a tie the bigger
+        # span (frees more room), then the later one.
+        pos = min(
+            range(len(kept)),
+            key=lambda p: (keeps[idx[p]], mv[p], -scored[idx[p]][1], -kept[p]),
+        )
         return kept[pos]
 
     context, tokens, kept, dropped = fit_to_budget(

@@ -11,24 +11,31 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from sealgraph.text import _WORD_RE, STOPWORDS, fold, normalize_name, words
 
 __all__ = [
+    "ANSWER_KINDS_RECOGNISED",
     "ANSWER_TYPES_DETECTED",
+    "IRREGULAR_FORMS",
+    "POINTER_WORDS",
+    "boilerplate_reason",
     "cohesion",
     "contains_answer_type",
     "fast_content_words",
     "fast_words",
     "focus_term_sets",
+    "has_answer_value",
     "idf_weights",
     "infer_answer_type",
     "jaccard",
     "length_penalty",
+    "line_key",
     "match_section_key",
     "matches_focus",
+    "name_spans",
     "phrase",
     "question_similarity",
     "rank_scores",
@@ -40,7 +47,149 @@ __all__ = [
 ]
 
 ANSWER_TYPES_DETECTED = ("date", "number")
-"""Answer types whose values are recognised in text; other types get no boost."""
+"""Answer types whose values earn the answerability boost; other types get none."""
+
+ANSWER_KINDS_RECOGNISED = (
+    "date",
+    "number",
+    "amount",
+    "person",
+    "agent",
+    "organization",
+    "place",
+    "entity",
+)
+"""Answer kinds :func:`has_answer_value` recognises in text (what makes a sentence
+answer-bearing; see :func:`sealgraph.reasoning.answer.answer_kind`)."""
+
+IRREGULAR_FORMS: dict[str, str] = {
+    "led": "lead",
+    "ran": "run",
+    "won": "win",
+    "wrote": "write",
+    "written": "write",
+    "began": "begin",
+    "begun": "begin",
+    "built": "build",
+    "bought": "buy",
+    "sold": "sell",
+    "held": "hold",
+    "made": "make",
+    "gave": "give",
+    "given": "give",
+    "took": "take",
+    "taken": "take",
+    "became": "become",
+    "grew": "grow",
+    "grown": "grow",
+    "chose": "choose",
+    "chosen": "choose",
+    "paid": "pay",
+    "brought": "bring",
+    "taught": "teach",
+    "sent": "send",
+    "spent": "spend",
+    "went": "go",
+    "gone": "go",
+    "knew": "know",
+    "known": "know",
+    "kept": "keep",
+    "said": "say",
+    "sang": "sing",
+    "sung": "sing",
+    "spoke": "speak",
+    "spoken": "speak",
+    "thought": "think",
+}
+"""Irregular English verb forms mapped to their base form, so "led" meets "leads".
+
+Kept small on purpose: the common verbs of "who leads / which company bought /
+who wrote" questions. Forms that are also ordinary words ("found", "left", "rose")
+are left out: a wrong merge would link unrelated sentences.
+"""
+
+POINTER_WORDS = frozenset(
+    [
+        "see",
+        "read",
+        "visit",
+        "refer",
+        "learn",
+        "check",
+        "click",
+        "go",
+        "continue",
+        "next",
+        "previous",
+        "back",
+        "return",
+        "edit",
+        "view",
+        "share",
+        "subscribe",
+        "download",
+        "follow",
+    ]
+)
+"""First words of navigation and cross-reference lines ("See the guide", "Next: Setup").
+
+Only a *short* line opening with one of them counts as a pointer (see
+:func:`boilerplate_reason`): the structure decides, the word only confirms it.
+"""
+
+_CALENDAR_WORDS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+)
+"""Month and day names: they date a name, they are not one ("June 2021")."""
+_STRICT_DATE_RE = re.compile(
+    r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b\d{4}-\d{2}-\d{2}\b|"
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\b(?=\s*\d)|\b\d{1,2}\s+(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b"
+)
+_YEAR_RE = re.compile(r"^(?:1[0-9]{3}|20[0-9]{2})s?$")
+_DIGITS_RE = re.compile(r"\d[\d,.]*")
+# A run of capitalised words, joined by the connectors names use ("Bank of England").
+_NAME_RE = re.compile(
+    r"(?<![\w'’])[A-Z][\w'’&-]*(?:[ \t]+(?:(?:of|the|de|von|van|der|du|da|del|la|le|and|for|&)"
+    r"[ \t]+)*[A-Z0-9][\w'’&-]*)*"
+)
+_NAME_CONNECTORS = frozenset(
+    ["of", "the", "de", "von", "van", "der", "du", "da", "del", "la", "le", "and", "for", "&"]
+)
+"""Lower-case words that join the words of a name ("Bank of England")."""
+_LINE_OPENING = " \t\n-*+•>#|\"'“‘([0123456789."
+_PLACE_RE = re.compile(
+    r"\b(?:in|at|from|near|to|based in|located in)\s+(?:the\s+)?"
+    r"([A-Z][\w'’.-]+(?:\s+[A-Z][\w'’.-]+){0,3})"
+)
+# Markdown and HTML links, bare URLs and wiki links.
+_LINK_RE = re.compile(
+    r"!?\[([^\]\n]*)\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+|\[\[[^\]\n]+\]\]"
+)
+_KEY_VALUE_LINE_RE = re.compile(r"^\s*[A-Za-z_][\w-]*\s*:(?:\s+\S|\s*$)")
+_FENCE_LINE = ("---", "+++", "...")
+_TERMINAL_RE = re.compile(r"[.!?:;…][\"'”’)\]*_]*\s*$")
 
 _MONTHS = "january february march april may june july august september october november december"
 _DATE_RE = re.compile(
@@ -77,8 +226,11 @@ def stem(word: str) -> str:
     """Reduce a folded word to a crude stem (plural, -ing, -ed and -ly endings removed).
 
     Deliberately light: it only has to make inflections of the same word meet, and a
-    wrong merge of two words costs little in a bag-of-terms similarity.
+    wrong merge of two words costs little in a bag-of-terms similarity. Irregular verb
+    forms (:data:`IRREGULAR_FORMS`) go to their base form first, and a final "e" is
+    dropped, so "acquire" meets "acquired".
     """
+    word = IRREGULAR_FORMS.get(word, word)
     if len(word) <= 3 or word.isdigit():
         return word
     for suffix in ("'s", "’s"):
@@ -92,8 +244,16 @@ def stem(word: str) -> str:
         word = word[:-1]
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
-    elif (word.endswith("ed") and len(word) > 4) or (word.endswith("ly") and len(word) > 4):
+    elif word.endswith("ation") and len(word) > 7:  # resignation ~ resigned
+        word = word[:-5]
+    elif (
+        (word.endswith("ed") and len(word) > 4)
+        or (word.endswith("ly") and len(word) > 4)
+        or (word.endswith("or") and len(word) > 5)
+    ):
         word = word[:-2]
+    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
     return word[:7]
 
 
@@ -286,3 +446,152 @@ def section_prior(label: str, priors: Mapping[str, float]) -> float:
     """Structural prior π(section): the value of the most specific matching key, else 0."""
     key = match_section_key(label, priors)
     return 0.0 if key is None else float(priors[key])
+
+
+def name_spans(
+    text: str,
+    *,
+    known_openers: frozenset[str] = frozenset(),
+    common_words: frozenset[str] = frozenset(),
+) -> list[tuple[int, str]]:
+    """Proper names written in ``text``: ``(offset, name)`` of each capitalised run.
+
+    Leading function words ("The", "In") are dropped, and so is a trailing
+    possessive. A single capitalised word that opens a sentence or a line is
+    capitalised by position, not because it is a name: it counts only when it is an
+    acronym ("PPT") or one of ``known_openers`` (folded words known to be names, e.g.
+    because the same text writes them capitalised mid-sentence). The opening word of
+    a longer run is dropped when it is one of ``common_words`` (folded words the text
+    also writes in lower case) and not a known opener: "Every SEV1" is "SEV1". Month
+    and day names and numbers at the edges of a run date it, they name nothing
+    ("June 2021"), unless a connector binds them ("Outage of March 2025").
+    """
+    out: list[tuple[int, str]] = []
+    for m in _NAME_RE.finditer(text):
+        start = m.start()
+        name = m.group(0)
+        for suffix in ("'s", "’s", "'", "’"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+                break
+        parts = name.split()
+        before = text[:start].rstrip(_LINE_OPENING)
+        opens = not before or before.endswith((".", "!", "?", ":", ";", "\n"))
+        if opens and len(parts) > 1 and parts[1].islower():
+            # "Owns the Ledgerline Billing Service": a capitalised verb, then a name.
+            parts[0] = parts[0].lower()
+        elif (
+            opens
+            and len(parts) > 1
+            and fold(parts[0]) in common_words
+            and fold(parts[0]) not in known_openers
+        ):
+            parts[0] = parts[0].lower()
+        while parts and (
+            fold(parts[0]) in STOPWORDS or parts[0].islower() or fold(parts[0]) in _CALENDAR_WORDS
+        ):
+            opens = False if not parts[0][:1].isupper() else opens
+            parts = parts[1:]
+        while (
+            parts
+            and (fold(parts[-1]) in _CALENDAR_WORDS or parts[-1].isdigit())
+            and not any(p in _NAME_CONNECTORS for p in parts[:-1])
+        ):
+            parts = parts[:-1]
+        while parts and parts[-1] in _NAME_CONNECTORS:
+            parts = parts[:-1]
+        if not parts:
+            continue
+        start = m.start() + m.group(0).find(parts[0])
+        name = " ".join(parts)
+        if opens and len(parts) == 1 and start != m.start():
+            opens = False
+        if opens and len(parts) == 1:
+            word = parts[0]
+            if not (word.isupper() and len(word) > 1) and fold(word) not in known_openers:
+                continue
+        out.append((start, name))
+    return out
+
+
+def has_answer_value(text: str, kind: str | None, exclude: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` states a value of the answer ``kind`` (see :data:`ANSWER_KINDS_RECOGNISED`).
+
+    ``date``: a year, an ISO date or a (capitalised) month name with a day or year;
+    ``number``/``amount``: a number that is not a year; names (``person``, ``agent``,
+    ``organization``, ``entity``): a proper name (:func:`name_spans`) none of whose
+    stemmed words all belong to ``exclude`` (the question's own words: the entity the
+    question names is not its answer); ``place``: a capitalised name after a place
+    preposition ("based in Lisbon"), likewise not one of the question's. Any other
+    kind has no recognisable value.
+    """
+    if kind == "date":
+        return _STRICT_DATE_RE.search(text) is not None
+    if kind in ("number", "amount"):
+        return any(not _YEAR_RE.match(m.group(0).rstrip(",.")) for m in _DIGITS_RE.finditer(text))
+    if kind in ("person", "agent", "organization", "entity"):
+        names = [n for _, n in name_spans(text)]
+    elif kind == "place":
+        names = [m.group(1) for m in _PLACE_RE.finditer(text)]
+    else:
+        return False
+    return any(not terms(n) <= exclude for n in names if terms(n))
+
+
+def line_key(line: str) -> str:
+    """Key of a line for counting repeats across documents: its folded words, space-joined."""
+    return " ".join(fast_words(line))
+
+
+def _link_chars(text: str) -> int:
+    return sum(len(m.group(0).strip()) for m in _LINK_RE.finditer(text))
+
+
+def boilerplate_reason(text: str, common_lines: Container[str] | None = None) -> str:
+    """Why a unit of text is boilerplate rather than content ("" when it is content).
+
+    Decided by structure, so it works on any site or corpus:
+
+    * ``front matter``: a ``---`` fenced block of ``key: value`` lines, or only such lines;
+    * ``links``: link-heavy text (links and URLs make half its characters, or all but
+      two of its content words are link text) such as navigation bars and link lists;
+    * ``pointer``: a short line (at most ten words) opening with a pointer word
+      (:data:`POINTER_WORDS`): "See the guide", "Next: Setup";
+    * ``fragment``: a single line of at most three content words, with no digit and no
+      sentence-ending punctuation ("Edit this page", "On this page");
+    * ``repeated``: every line of it is in ``common_lines`` (keys, see :func:`line_key`,
+      of lines that many documents of the corpus repeat: headers, footers, banners).
+
+    Table rows (lines starting with ``|``) are never fragments.
+    """
+    s = text.strip()
+    if not s:
+        return ""
+    lines = [ln.strip() for ln in s.splitlines() if ln.strip()]
+    if any(ln in _FENCE_LINE for ln in lines[:1]) and any(
+        _KEY_VALUE_LINE_RE.match(ln) for ln in lines
+    ):
+        return "front matter"
+    if len(lines) >= 2 and all(_KEY_VALUE_LINE_RE.match(ln) or ln in _FENCE_LINE for ln in lines):
+        return "front matter"
+    keys = [line_key(ln) for ln in lines]
+    if common_lines and any(keys) and all(k in common_lines for k in keys if k):
+        return "repeated"
+    if _LINK_RE.search(s):
+        outside = [w for w in fast_words(_LINK_RE.sub(" ", s)) if w not in STOPWORDS]
+        visible = len("".join(s.split()))
+        if 2 * _link_chars(s) >= visible or len(outside) <= 2:
+            return "links"
+    body_words = fast_words(s)
+    opener = body_words[0] if body_words else ""
+    if opener in POINTER_WORDS and len(body_words) <= 10:
+        return "pointer"
+    if (
+        len(lines) == 1
+        and not s.startswith("|")
+        and not _TERMINAL_RE.search(s)
+        and not any(ch.isdigit() for ch in s)
+        and len([w for w in body_words if w not in STOPWORDS]) <= 3
+    ):
+        return "fragment"
+    return ""

@@ -76,7 +76,8 @@ class Span:
     units: tuple[Unit, ...]
     """The units, in document order; consecutive units are contiguous in the document."""
     source: str
-    """What produced it: ``chunk``, ``segment``, ``window`` or ``gap`` (text no segment kept)."""
+    """What produced it: ``chunk``, ``segment``, ``window``, ``answer`` (an answer-bearing
+    sentence no segment covered) or ``gap`` (text no segment kept)."""
     value: float = 0.0
     """Value of the span where its producer has one (segment sum of unit values), else 0."""
 

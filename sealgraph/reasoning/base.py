@@ -53,14 +53,27 @@ class StepOutcome(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class GeneratedAnswer:
-    """An answer with the citation numbers it uses."""
+    """An answer with the citation numbers it uses.
+
+    ``answer`` is always a readable string. The offline reasoner writes
+    ``short — sentence [n] sentence [m]`` (or the sentences alone when no short answer
+    is recognised); ``short``, ``support`` and ``missing`` keep its parts apart for
+    callers that need the short span alone (answer scoring, a UI).
+    """
 
     answer: str
-    """Answer text (may contain [n] markers in LLM mode)."""
+    """Answer text (may contain [n] markers)."""
     cited: tuple[int, ...]
     """Citation numbers of packed spans the answer relies on."""
     insufficient: bool = False
-    """True when the reasoner declined to answer because gaps remain."""
+    """True when the reasoner declined to answer: the context holds nothing that answers."""
+    short: str = ""
+    """The short answer span ("Dana Whitcombe", "yes", "October 2018"), "" when none is
+    marked (the answer type was not recognised with confidence, or the LLM wrote prose)."""
+    support: tuple[tuple[int, str], ...] = ()
+    """``(citation number, sentence)`` of each supporting sentence, one per hop (offline)."""
+    missing: str = ""
+    """What the context does not state (from the open gaps), "" when nothing is missing."""
 
 
 class Reasoner(Protocol):

@@ -14,7 +14,7 @@ from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.microqueries import MicroQuery, micro_queries
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.reasoning.answer import SpanText, extractive_answer
+from sealgraph.reasoning.answer import SpanText, compose_answer
 from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome
 from sealgraph.types import Chunk
 
@@ -76,21 +76,23 @@ class OfflineReasoner:
         *,
         time_left: float | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
-        """Answer extractively; when gaps remain, say so and list them instead of guessing."""
-        if gaps:
-            text = "Insufficient evidence: " + describe_gaps(gaps) + "."
-            return StepOutcome(GeneratedAnswer(text, (), insufficient=True))
-        got = extractive_answer(needs, spans)
-        if not got.answer:
-            return StepOutcome(
-                GeneratedAnswer(
-                    "Insufficient evidence: no span of the expected type in the context.",
-                    (),
-                    insufficient=True,
-                )
+        """Compose the answer from the packed spans.
+
+        One cited sentence per hop, the short answer marked when its kind is recognised.
+
+        Open gaps do not make it decline: they say what is missing when a hop is not in
+        the context. It declines ("Insufficient evidence: …") only when no sentence of
+        the context answers anything the question asks (see
+        :func:`sealgraph.reasoning.answer.compose_answer`).
+        """
+        got = compose_answer(needs, spans, gaps)
+        return StepOutcome(
+            GeneratedAnswer(
+                got.answer,
+                got.cited,
+                insufficient=got.insufficient,
+                short=got.short,
+                support=got.support,
+                missing=got.missing,
             )
-        # Cite the answer's span and the spans about the entities the question
-        # names: together they are the chain of evidence of a multi-hop answer.
-        entity_docs = {d for e in needs.entities for d in e.targets}
-        chain = {s.n for s in spans if s.doc_id in entity_docs}
-        return StepOutcome(GeneratedAnswer(got.answer, tuple(sorted(set(got.cited) | chain))))
+        )

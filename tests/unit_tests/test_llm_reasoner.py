@@ -306,7 +306,7 @@ def test_generate_twice_uncited_falls_back_to_the_offline_answer():
     out = llm.generate(NEEDS, SPANS, [])
     assert out.fallback and out.llm_calls == 2
     assert out.value == OfflineReasoner().generate(NEEDS, SPANS, []).value
-    assert out.value.answer == "May 1971"
+    assert out.value.short == "May 1971"
 
 
 # --- malformed replies, timeouts and fallback ---------------------------------------------

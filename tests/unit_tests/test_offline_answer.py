@@ -1,4 +1,7 @@
-"""Offline extractive answers: yes/no, choice by dates and numbers, typed spans, citations."""
+"""Offline short answers: yes/no, choice by dates and numbers, typed spans, citations.
+
+The composed answer (sentences per hop, declines) is tested in test_answer_composer.py.
+"""
 
 from __future__ import annotations
 
@@ -115,12 +118,15 @@ def test_yes_no_comparison_by_values(question, expected):
 
 
 def test_yes_no_by_relation_words():
+    # "both opened": each office has a sentence stating it.
     assert answer("Were the Toronto Office and the Lisbon Office both opened?").answer == "yes"
-    assert answer("Were the Toronto Office and the Lisbon Office both closed?").answer == "no"
+    # Nothing states a closing: no verdict is given (the composed answer gives the sentences).
+    assert answer("Were the Toronto Office and the Lisbon Office both closed?").answer == ""
 
 
-def test_yes_no_unknown_entity_is_no():
-    assert answer("Was the Berlin Office opened before Ledgerline shipped?").answer == "no"
+def test_yes_no_unknown_entity_has_no_verdict():
+    # No sentence supports yes or no about an office the context does not know.
+    assert answer("Was the Berlin Office opened before Ledgerline shipped?").answer == ""
 
 
 # --- typed spans -------------------------------------------------------------------------
@@ -159,8 +165,9 @@ def test_date_span_from_the_sentence_sharing_the_relation_words():
 
 
 def test_number_span_skips_years():
+    # The counted noun the question asks about goes with the number.
     got = answer("How many engineers does PPT have?")
-    assert got.answer == "9"
+    assert got.answer == "9 engineers"
     assert got.cited == (3,)
 
 
@@ -188,16 +195,22 @@ def test_no_span_of_the_expected_type():
 # --- the offline reasoner's generate step ---------------------------------------------
 
 
-def test_offline_generate_cites_the_answer_and_the_question_entity_spans():
+def test_offline_generate_cites_one_sentence_per_hop_and_marks_the_short_answer():
     n = needs("What year was the director of Lost in Translation born?")
     out = OfflineReasoner().generate(n, [LIT, COPPOLA, TORONTO], [])
-    assert out.value.answer == "May 14, 1971"
-    assert out.value.cited == (5, 6)  # the answer span and the chain's first hop
-    assert not out.value.insufficient
+    got = out.value
+    assert got.short == "May 14, 1971"
+    assert got.cited == (5, 6)  # the chain: the film's sentence, then the director's
+    assert got.answer == (
+        "May 14, 1971 — Lost in Translation is a 2003 film written and directed by "
+        "Sofia Coppola. [5] Sofia Coppola was born on May 14, 1971. [6]"
+    )
+    assert [n for n, _ in got.support] == [5, 6]
+    assert not got.insufficient and got.missing == ""
     assert out.llm_calls == 0 and not out.fallback
 
 
-def test_offline_generate_declines_while_gaps_remain():
+def test_offline_generate_answers_what_it_can_while_gaps_remain():
     n = needs("What year was the director of Lost in Translation born?")
     gap = Gap(
         "missing_relation",
@@ -207,11 +220,18 @@ def test_offline_generate_declines_while_gaps_remain():
         "no passage answers 'director born'",
     )
     out = OfflineReasoner().generate(n, [LIT], [gap])
-    assert out.value.insufficient
-    assert out.value.answer == "Insufficient evidence: no passage answers 'director born'."
-    assert out.value.cited == ()
+    got = out.value
+    # The first hop is there: it is given, with what is missing; no short answer.
+    assert not got.insufficient
+    assert got.short == ""
+    assert got.cited == (5,)
+    assert got.answer.endswith("Not found in the context: no passage answers 'director born'.")
+    assert got.missing == "no passage answers 'director born'"
 
 
-def test_offline_generate_without_a_typed_span_is_insufficient():
-    out = OfflineReasoner().generate(needs("How many engineers does PPT have?"), [LIT], [])
-    assert out.value.insufficient and out.value.cited == ()
+def test_offline_generate_declines_when_nothing_answers():
+    gap = Gap("missing_entity", "PPT", "", None, "no passage about 'PPT'")
+    out = OfflineReasoner().generate(needs("How many engineers does PPT have?"), [LIT], [gap])
+    got = out.value
+    assert got.insufficient and got.cited == () and got.short == ""
+    assert got.answer == "Insufficient evidence: no passage about 'PPT'."
