@@ -52,6 +52,7 @@ __all__ = [
     "packed_ranges_from_trace",
     "parse_methods",
     "require_dense",
+    "short_answer_from_log",
     "span_id_range",
 ]
 
@@ -79,6 +80,9 @@ class MethodOutput:
     in reading order (empty when the pipeline does not say)."""
     declined: bool = False
     """Whether the answer step declined to answer (evidence judged insufficient)."""
+    short_answer: str = ""
+    """The short answer span the answer step marked ("" when it marked none): what
+    exact match and F1 score, as the answer text also carries its cited sentences."""
 
 
 MethodRunner = Callable[[str], MethodOutput]
@@ -265,6 +269,12 @@ def packed_ranges_from_trace(log: Sequence[Mapping[str, Any]], index: Any) -> li
     return sorted(ranges, key=lambda r: (doc_rank[r[0]], r[1], r[2]))
 
 
+def short_answer_from_log(log: Sequence[Mapping[str, Any]]) -> str:
+    """Return the short answer a graph run's answer step marked (its ``answer`` event's ``short``)."""
+    answers = [e for e in log if e.get("node") == "generate" and e.get("kind") == "answer"]
+    return str(answers[-1].get("data", {}).get("short") or "") if answers else ""
+
+
 def declined_from_log(log: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a graph run's answer step declined (its ``answer`` event's ``insufficient``)."""
     answers = [e for e in log if e.get("node") == "generate" and e.get("kind") == "answer"]
@@ -373,6 +383,7 @@ def _answer_chunks(
         llm_calls=_llm_calls(result),
         packed=_packed_ranges(result),
         declined=bool(result.get("insufficient", False)),
+        short_answer=str(result.get("short_answer") or ""),
     )
 
 
@@ -473,6 +484,7 @@ def _build_expand(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodR
             llm_calls=out.llm_calls,
             packed=out.packed,
             declined=out.declined,
+            short_answer=out.short_answer,
         )
 
     return run
@@ -502,6 +514,7 @@ def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
                 llm_calls=_llm_calls(result),
                 packed=packed,
                 declined=declined_from_log(log) if declined is None else bool(declined),
+                short_answer=short_answer_from_log(log),
             )
 
         return run

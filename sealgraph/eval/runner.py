@@ -171,6 +171,9 @@ def score_output(
         gold_spans = []
     evidence_text = "\n".join(chunk.text for chunk in output.evidence)
     answered = reference is not None and not output.declined
+    # EM and F1 score the short span when the answer step marked one: the answer text
+    # also carries its cited sentences, which containment reads instead.
+    scored = output.short_answer or output.answer
     span_evidence = span_context = None
     if answerable and gold_spans:
         span_evidence = metrics.span_char_recall(
@@ -190,8 +193,8 @@ def score_output(
         overlap=metrics.mean_pairwise_overlap(
             [str(citation.get("text", "")) for citation in output.citations]
         ),
-        exact_match=answered and metrics.answer_exact_match(output.answer, reference or ""),
-        f1=metrics.answer_f1(output.answer, reference or "") if answered else 0.0,
+        exact_match=answered and metrics.answer_exact_match(scored, reference or ""),
+        f1=metrics.answer_f1(scored, reference or "") if answered else 0.0,
         latency_ms=latency_ms,
         loops=output.loops,
         llm_calls=output.llm_calls,
@@ -225,6 +228,7 @@ def make_record(
         "context": output.context,
         "context_tokens": output.context_tokens,
         "answer": output.answer,
+        "short_answer": output.short_answer,
         "declined": output.declined,
         "latency_ms": round(scores.latency_ms, 3),
         "loops": output.loops,

@@ -467,3 +467,19 @@ def test_a_deeply_nested_line_is_a_clear_error(tmp_path, corpus):
     assert detect_format(path) == "unknown"
     with pytest.raises(IngestError, match=r"deep.jsonl:1: JSON nested too deeply"):
         load_corpus_questions(path, sources_of(corpus))
+
+
+def test_exact_match_and_f1_score_the_marked_short_answer():
+    long_answer = "October 2021 — The violations occurred in October 2021 at the plant. [1]"
+    plain = score_output(
+        _question(), _output(answer=long_answer), latency_ms=5.0, budget_exceeded=False
+    )
+    marked = score_output(
+        _question(),
+        _output(answer=long_answer, short_answer="October 2021"),
+        latency_ms=5.0,
+        budget_exceeded=False,
+    )
+    assert not plain.exact_match and plain.f1 < 0.5
+    assert marked.exact_match and marked.f1 == 1.0
+    assert plain.contained and marked.contained

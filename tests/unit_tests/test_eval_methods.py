@@ -565,3 +565,14 @@ def test_default_pipeline_records_packed_ranges_and_declines(tiny_index):
             text[span["start"] - doc[0].start : span["end"] - doc[0].start].strip()
             in result["context"]
         )
+
+
+def test_short_answer_is_read_from_the_answer_event():
+    from sealgraph.eval.methods import short_answer_from_log
+
+    log = [
+        {"node": "search", "kind": "retrieved", "data": {}},
+        {"node": "generate", "kind": "answer", "data": {"short": "Dana Whitcombe"}},
+    ]
+    assert short_answer_from_log(log) == "Dana Whitcombe"
+    assert short_answer_from_log(log[:1]) == ""
