@@ -1,11 +1,54 @@
-"""Candidate passages for micro-queries: title/alias lookup first, then hybrid search."""
+"""Candidate passages for micro-queries: title/alias lookup first, then hybrid search.
+
+A micro-query that names documents (``title_targets``) takes their best chunks first:
+ranked by the query's relation words alone (the document's name is in every one of
+its chunks and says nothing about which states the relation), lexically and, with
+an embedder, by vector similarity, fused by reciprocal rank.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from sealgraph.config import SealConfig
 from sealgraph.ledger.microqueries import MicroQuery
+
+DOC_CHUNKS = 3
+"""Chunks taken from each document a micro-query names (its best for the relation)."""
+
+_RRF_K = 60
+
+
+def relation_text(query: MicroQuery) -> str:
+    """Return the part of a micro-query that is not the name of the entity it is about."""
+    text = query.text
+    if query.entity and text.lower().startswith(query.entity.lower()):
+        rest = text[len(query.entity) :].strip()
+        return rest or text
+    return text
+
+
+def rank_doc_chunks(index, query: str, chunk_ids: Sequence[str]) -> list[int]:
+    """Order ``chunk_ids`` (positions) by relevance to ``query``, best first, ties by position."""
+    n = len(chunk_ids)
+    if n == 0:
+        return []
+    lex = np.asarray(index.score_lexical(query, list(chunk_ids)), dtype=np.float64)
+    fused = np.zeros(n)
+    order = sorted(range(n), key=lambda i: (-float(lex[i]), i))
+    for rank, i in enumerate(order):
+        fused[i] += 1.0 / (_RRF_K + rank)
+    if getattr(index, "has_dense", False):
+        qv = index.embed_query(query)
+        vecs = index.chunk_vectors(list(chunk_ids))
+        if qv is not None and vecs is not None:
+            cos = np.asarray(vecs @ qv, dtype=np.float64)
+            order = sorted(range(n), key=lambda i: (-float(cos[i]), i))
+            for rank, i in enumerate(order):
+                fused[i] += 1.0 / (_RRF_K + rank)
+    return sorted(range(n), key=lambda i: (-float(fused[i]), i))
 
 
 def gather_candidates(
@@ -16,8 +59,9 @@ def gather_candidates(
 ) -> dict[str, list[str]]:
     """Return candidate chunk ids per micro-query text (deterministic order).
 
-    Documents a query names by title come first (their chunks ranked by the query),
-    then the hybrid search results. ``exclude`` (evidence and blocklist) is removed.
+    Documents a query names by title come first (their best chunks for the query's
+    relation words), then the hybrid search results. ``exclude`` (evidence and
+    blocklist) is removed.
     """
     out: dict[str, list[str]] = {}
     # One batched model call for every new query instead of one call per query.
@@ -26,11 +70,10 @@ def gather_candidates(
     for q in queries:
         ids: list[str] = []
         for doc in q.title_targets:
-            chunks = index.doc_chunks(doc)
-            if len(chunks) > 2:
-                scores = index.score_lexical(q.text, [c.chunk_id for c in chunks])
-                order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), i))
-                chunks = [chunks[i] for i in order[:2]]
+            chunks = [c for c in index.doc_chunks(doc) if c.chunk_id not in exclude]
+            if len(chunks) > DOC_CHUNKS:
+                order = rank_doc_chunks(index, relation_text(q), [c.chunk_id for c in chunks])
+                chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
             ids.extend(c.chunk_id for c in chunks)
         if q.entity and not q.title_targets:
             ids.extend(index.lookup_title(q.entity)[:2])

@@ -98,8 +98,8 @@ class PassageFeatures:
     def role_linked_docs(self, terms: frozenset[str]) -> frozenset[str]:
         """Documents the passage names right next to one of ``terms`` (stemmed words).
 
-        "directed by Jacques Deray" or "Jacques Deray directed the film" state the
-        relation the question asks about, where "starring Michèle Mercier" in the
+        "directed by Hale Varga" or "Hale Varga directed the film" state the
+        relation the question asks about, where "starring Ines Morrow" in the
         same sentence is a side link: the role word must sit within a few words
         before the mention or just after it.
         """
@@ -111,8 +111,8 @@ class PassageFeatures:
         """Keys of the passage's proper names written a few words after one of ``terms``.
 
         The content-link counterpart of :meth:`role_linked_docs` for names with no
-        page of their own: "a polemical work by the Scottish reformer John Knox" names
-        John Knox in the role "by". Only names in :attr:`names` count (the distinctive
+        page of their own: "a treatise by the reformer Zed Young" names Zed Young in
+        the role "by". Only names in :attr:`names` count (the distinctive
         ones, once filtered by the corpus knowledge).
         """
         if not terms or not self.names:
@@ -206,7 +206,7 @@ def proper_names(text: str) -> list[tuple[int, str]]:
         while run and run[0][0] in _NAME_OPENERS:
             run.pop(0)  # "In", "The", "His" open a sentence, not a name
         if sum(1 for t in run if t[3]) >= 2:
-            # "Will Arnett and Amy Poehler" is two names; "Parks and Recreation" one.
+            # "Ada Brightwater and Tomas Greyhill" is two names; "Salt and Iron" one.
             parts: list[list[tuple[str, int, int, bool]]] = [[]]
             for t in run:
                 if t[0] == "and" and not t[3]:
@@ -324,7 +324,7 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
         quals.append((_sentence_of(spans, m.start()), "number", m.group(0)))
     for m in PLACE_RE.finditer(text):
         if any(a < m.start() < b for a, b in names):
-            continue  # "in" inside a name ("Lost in Translation") introduces no place
+            continue  # "in" inside a name ("Lost in Fogland") introduces no place
         place = m.group(1).rstrip(".")  # a sentence-final full stop is not part of it
         quals.append((_sentence_of(spans, m.start(1)), "place", place))
     words = stemmed_terms(" ".join((chunk.title, *chunk.section, text)))

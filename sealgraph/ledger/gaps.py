@@ -5,10 +5,16 @@ either covers or not:
 
 - ``entity``: a passage about each entity the question names (gazetteer-linked);
 - ``mention``: for names the corpus has no document for, a passage mentioning them;
-- ``bridge``: for bridge / multi-step questions, a passage linked to a question
+- ``relation``: for single-hop questions, the question's relation words stated by
+  passages of the named entities' documents (or by passages linked to them, when
+  the entity's own document leaves some unstated);
+- ``bridge``: for questions whose form nests a relation (two hops or more, see
+  :func:`sealgraph.ledger.needs.question_hops`), a passage linked to a question
   entity's passage (the second hop) that can hold an answer of the expected type;
 - ``qualifier``: for comparisons of dates or numbers, a value of that type in each
   compared entity's passage.
+
+A single-hop question never gets a bridge need: one passage may answer it.
 
 Coverage is graded in [0, 1]; a need is met at >= :data:`MET`. Unmet needs are the
 gaps, each typed as missing entity / relation / qualifier with its reason.
@@ -50,7 +56,7 @@ class NeedItem:
     """One concrete requirement derived from N(q)."""
 
     kind: str
-    """``entity``, ``mention``, ``bridge`` or ``qualifier``."""
+    """``entity``, ``mention``, ``relation``, ``bridge``, ``qualifier`` or ``terms``."""
     key: str
     """Normalised entity key it is about ('' for a bridge with no resolved anchor)."""
     name: str
@@ -60,14 +66,15 @@ class NeedItem:
     qualifier_type: str | None = None
     """Value type required (qualifier needs, typed bridge needs)."""
     weights: tuple[float, ...] = ()
-    """``terms`` needs: weight of each word of ``key`` (rarer words weigh more)."""
+    """``terms`` and ``relation`` needs: weight of each word of ``key`` (rarer words
+    weigh more)."""
     roles: tuple[str, ...] = ()
     """``bridge`` needs: stemmed role nouns that name the second hop ("director" in
     "the director of film X"); an anchor naming a document next to one of them
     states the asked link."""
 
     def term_weights(self) -> dict[str, float]:
-        """Word → weight of a ``terms`` need (uniform when no weights were given)."""
+        """Word → weight of a ``terms`` or ``relation`` need (uniform without weights)."""
         words = self.key.split()
         if len(self.weights) == len(words):
             return dict(zip(words, self.weights, strict=True))
@@ -135,10 +142,20 @@ def need_items(
 
     """
     items: list[NeedItem] = []
+    # A single-hop question about a named document asks for that document's words:
+    # names the corpus has no document for ("Receiving Party") are words of its
+    # relation, not passages to find anywhere.
+    scoped = (
+        needs.structure != "comparison"
+        and needs.hops < 2
+        and any(e.targets for e in needs.entities if e.key not in needs.answer_modifiers)
+    )
     for e in needs.entities:
+        if e.key in needs.answer_modifiers:
+            continue  # "German" in "which German philosopher": the answer must fit it
         if e.targets:
             items.append(NeedItem("entity", e.key, e.name, e.targets))
-        elif len(content_words(e.name)) >= 1:
+        elif len(content_words(e.name)) >= 1 and not scoped:
             items.append(NeedItem("mention", e.key, e.name))
     terms = sorted({stem(w) for w in needs.relation_terms})
     if terms:
@@ -150,8 +167,16 @@ def need_items(
             NeedItem("terms", " ".join(terms), " ".join(needs.relation_terms), weights=weights)
         )
     qtype = _TYPED.get(needs.answer_type)
-    if needs.structure in ("bridge", "multi_step"):
-        anchor = next((e for e in needs.entities if e.targets), None)
+    if needs.structure != "comparison" and needs.hops < 2:
+        rel = relation_item(needs, term_weight)
+        if rel is not None:
+            items.append(rel)
+        return items
+    if needs.structure != "comparison":
+        anchor = next(
+            (e for e in needs.entities if e.targets and e.key not in needs.answer_modifiers),
+            None,
+        )
         # No targets: the second hop may hang off any entity the question names.
         items.append(
             NeedItem(
@@ -191,6 +216,47 @@ def need_items(
             if e.targets:
                 items.append(NeedItem("qualifier", e.key, e.name, e.targets, qtype))
     return items
+
+
+def relation_item(
+    needs: QuestionNeeds, term_weight: Callable[[str], float] | None = None
+) -> NeedItem | None:
+    """Return the relation need of a single-hop question (None when it states no relation).
+
+    Its words are the question's relation words (with the words of names that only
+    describe the answer, and of names without a document when a named document
+    anchors the question) minus the value nouns the answer type stands for ("year",
+    "city": the answer states the value, not the noun) and minus words no passage of
+    the corpus holds (they cannot be stated). Its targets are the documents of the
+    entities the question names.
+    """
+    named = [e for e in needs.entities if e.key not in needs.answer_modifiers]
+    # Names that only describe the answer, and names without a document when another
+    # name anchors the question, are words the relation must state.
+    anchored = any(e.targets for e in named)
+    unlinked = [e.key for e in named if anchored and not e.targets]
+    describing = [
+        w for k in (*needs.answer_modifiers, *unlinked) for w in k.split() if w not in STOPWORDS
+    ]
+    words = sorted(
+        {stem(w) for w in (*needs.relation_terms, *describing) if w not in ATTRIBUTE_NOUNS}
+    )
+    if term_weight is not None and words:
+        # A word no chunk holds gets the largest weight any word can get.
+        unseen = term_weight("\x00")
+        words = [w for w in words if term_weight(w) < unseen - 1e-9]
+    if not words:
+        return None
+    weights = tuple(term_weight(w) for w in words) if term_weight else ()
+    targets = tuple(dict.fromkeys(d for e in named for d in e.targets))
+    anchor = next((e for e in named if e.targets), None) or next(iter(named), None)
+    return NeedItem(
+        "relation",
+        " ".join(words),
+        anchor.name if anchor else "",
+        targets,
+        weights=weights,
+    )
 
 
 # A role of a related entity named in a comparison: "has the director who",
@@ -278,6 +344,10 @@ def cover(
         w = item.term_weights()
         total = sum(w.values())
         return sum(v for t, v in w.items() if t in passage.words) / total if total else 0.0
+    if item.kind == "relation":
+        if not _states_for(item, passage, context, items):
+            return 0.0
+        return _weighted_share(item, passage.words)
     if item.kind == "mention":
         ws = set(stemmed_terms(item.name))
         if not ws:
@@ -305,8 +375,8 @@ def cover(
             # ("directed by X"): the second hop, whatever words X's own page uses.
             return _confirmed_hop(item, passage)
         side_link = any(role_docs)
-        # The same for a person or work with no page of its own ("a polemical work by
-        # John Knox"): a passage naming them is the second hop. Unlike the other
+        # The same for a person or work with no page of its own ("a treatise by Zed
+        # Young"): a passage naming them is the second hop. Unlike the other
         # content links below, this holds from any anchor, title links or not.
         role_named = set().union(
             *(_role_names(a, roles, r) for a, r in zip(anchors, role_docs, strict=True))
@@ -399,8 +469,8 @@ def _name_link(
 
     1.0 when the other passage names it in a sentence holding at least two of the
     question's relation words besides the name's and its own title's ("the mother of
-    Leslie Knope (Amy Poehler)"), 0.8 for any other shared name the question does not
-    state, else 0.
+    the lead character (played by Mira Castellan)"), 0.8 for any other shared name
+    the question does not state, else 0.
     """
     own = passage.name_keys()
     if not own:
@@ -443,7 +513,115 @@ def set_cover(
             return 0.0
         seen = set().union(*(p.words for p in passages))
         return sum(v for t, v in w.items() if t in seen) / total
+    if item.kind == "relation":
+        return _weighted_share(item, _stated_relation(item, passages, items))
     return max(cover(item, p, passages, items) for p in passages)
+
+
+def _stated_relation(
+    item: NeedItem, passages: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> set[str]:
+    """Relation words the set states: one chunk of a document, plus linked documents.
+
+    Within a document a single chunk must state the relation (several chunks that
+    each hold one word state nothing together); a linked document adds what the
+    named entity's own document leaves unstated.
+    """
+    stating = [p for p in passages if _states_for(item, p, passages, items)]
+    best: set[str] = set()
+    best_share = -1.0
+    for p in stating:
+        words = set(p.words)
+        by_doc: dict[str, frozenset[str]] = {}
+        for o in stating:
+            if o.doc_id != p.doc_id:
+                # The best chunk of each other document.
+                cur = by_doc.get(o.doc_id)
+                if cur is None or _weighted_share(item, o.words) > _weighted_share(item, cur):
+                    by_doc[o.doc_id] = o.words
+        for w in by_doc.values():
+            words |= w
+        share = _weighted_share(item, words)
+        if share > best_share:
+            best, best_share = words, share
+    return best
+
+
+def _weighted_share(item: NeedItem, words: frozenset[str] | set[str]) -> float:
+    """Weighted share of a ``terms`` / ``relation`` need's words found in ``words``."""
+    w = item.term_weights()
+    total = sum(w.values())
+    return sum(v for t, v in w.items() if t in words) / total if total else 0.0
+
+
+def relation_share(items: Sequence[NeedItem], passage: PassageFeatures) -> float:
+    """Weighted share of the question's relation words that ``passage`` states (0..1).
+
+    The relation need's words when the question has one, else the relation terms.
+    """
+    item = next((it for it in items if it.kind == "relation"), None) or next(
+        (it for it in items if it.kind == "terms"), None
+    )
+    return _weighted_share(item, passage.words) if item else 0.0
+
+
+def _name_links(passage: PassageFeatures) -> set[str]:
+    """Documents a passage names unambiguously, by a capitalised or multi-word name.
+
+    A lower-case single word that happens to be a title ("keep", "music") is a
+    common word of the text more often than a name.
+    """
+    return {
+        m.targets[0]
+        for _, m in passage.mentions
+        if len(m.targets) == 1 and (m.capitalized or " " in m.key)
+    }
+
+
+def _anchor_passage(item: NeedItem, passage: PassageFeatures, items: Sequence[NeedItem]) -> bool:
+    """Tell whether a passage is about an entity the question names.
+
+    A passage of a named entity's document, or, for names the corpus has no
+    document for, a passage that names them (its document is the entity's).
+    """
+    if item.targets:
+        return passage.doc_id in item.targets
+    names = [it for it in items if it.kind == "mention"]
+    if not names:
+        return True  # the question names nothing: every passage may state the relation
+    return any(cover(it, passage, (), items) >= 1.0 for it in names)
+
+
+def _states_for(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> bool:
+    """Tell whether ``passage`` may state a single-hop question's relation.
+
+    A passage about a named entity may; so may a passage linked to one of those in
+    ``context`` (the anchor names its document, it names the anchor's subject, or
+    both name the same rare person or work): the relation an entity's document
+    leaves unstated may be stated where it points.
+    """
+    if _anchor_passage(item, passage, items):
+        return True
+    anchors = [
+        a for a in context if a.chunk_id != passage.chunk_id and _anchor_passage(item, a, items)
+    ]
+    if not anchors:
+        return False
+    own_names = passage.name_keys()
+    own_links = _name_links(passage)
+    for a in anchors:
+        if a.doc_id == passage.doc_id:
+            return True
+        if passage.doc_id in _name_links(a) or a.doc_id in own_links:
+            return True
+        if own_names and (own_names & a.name_keys()) - {a.topic, passage.topic}:
+            return True
+    return False
 
 
 def coverage(items: Sequence[NeedItem], passages: Sequence[PassageFeatures]) -> list[float]:
@@ -485,6 +663,37 @@ def gap_spec(
                     f"{it.name!r} is not mentioned in the evidence",
                     (),
                     i,
+                )
+            )
+        elif it.kind == "relation":
+            seen = _stated_relation(it, passages, items)
+            missing = [t for t in it.key.split() if t not in seen]
+            # Ask with the question's own words, the unstated ones first.
+            surface = [w for w in needs.relation_terms if stem(w) in missing] or list(
+                needs.relation_terms
+            )
+            words = " ".join(dict.fromkeys(surface[:6]))
+            subject = it.name or "the question's subject"
+            # Where to look: the named entities' own documents first, then the
+            # documents and names their passages point to (the unstated part of the
+            # relation may be stated there: "a hit song written by <X>").
+            anchors = set(it.targets)
+            named = set().union(*(_name_links(p) for p in passages if p.doc_id in anchors))
+            linked = [
+                d
+                for d in bridge_targets(needs, items, passages, limit=4, anchor_docs=anchors)
+                if d in named
+            ][:2]
+            gaps.append(
+                Gap(
+                    "missing_relation",
+                    subject,
+                    words,
+                    None,
+                    f"no passage about {subject!r} states '{words}'",
+                    tuple(dict.fromkeys((*it.targets, *linked))),
+                    i,
+                    bridge_names(needs, items, passages, limit=1, anchor_docs=anchors),
                 )
             )
         elif it.kind == "qualifier":
@@ -567,9 +776,9 @@ def bridge_names(
     A name is read from the anchor passages (those about a question entity, or
     every passage when the question names none the corpus knows), must not be
     one the question states itself, and is scored by how many question words
-    share its sentence ("the mother of Leslie Knope (Amy Poehler)"). Each comes
-    with the question's relation words that sentence leaves unstated: what to ask
-    about the name ("amy poehler" + "spouse").
+    share its sentence ("the mother of the lead character (played by Mira
+    Castellan)"). Each comes with the question's relation words that sentence leaves
+    unstated: what to ask about the name ("mira castellan" + "spouse").
     """
     entity_docs = anchor_docs or _entity_docs(items)
     anchors = [p for p in passages if p.doc_id in entity_docs] or list(passages)

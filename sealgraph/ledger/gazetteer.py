@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from sealgraph.text import STOPWORDS, fold, normalize_name
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+# A title with no space that joins its words with separators or capitals: a file name.
+_FILE_NAME_TITLE = re.compile(r"^(?=\S*(?:[_%.-]|[a-z][A-Z]))\S+$")
 _MAX_KEY_WORDS = 16
 
 # Alias kinds in decreasing reliability; a mention keeps the best kind it matched.
@@ -114,7 +117,8 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     - the name without legal-form suffixes (``"Apple Inc."`` → ``"apple"``);
     - an acronym of names with three or more content words;
     - the last word of a two- or three-word capitalised name (a surname), as ``partial``;
-      not for ``"Place, Region"`` titles or a legal-form last word, which are no surnames.
+      not for ``"Place, Region"`` titles, file names or a legal-form last word, which
+      are no surnames.
     """
     key = normalize_name(title)
     out: list[tuple[str, str]] = []
@@ -132,7 +136,9 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     if acr and len(acr) >= 3 and acr not in STOPWORDS:
         out.append((acr, "acronym"))
     raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
-    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and "," not in title:
+    # A person's name is written with spaces; a file name's last word is no surname.
+    named = " " in title.strip() and "," not in title
+    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and named:
         last = token_key(raw_words[-1])
         if len(last) > 3 and last not in STOPWORDS | ORG_SUFFIXES and last != key:
             out.append((last, "partial"))
@@ -158,6 +164,20 @@ class Gazetteer:
     ) -> None:
         entries: dict[str, dict[str, int]] = {}
         self.title_key: dict[str, str] = {}
+        titles = list(titles)
+        # Titles that are file names ("CopAcc_NDA-and-ToP-Mentors_2.0_2017") name no
+        # entity as a whole; their words do (see :meth:`lookup`).
+        self._file_words: dict[str, tuple[str, ...]] = {
+            doc_id: tuple(token_key(t) for t in _TOKEN_RE.findall(unquote(title)))
+            for doc_id, title in titles
+            if _FILE_NAME_TITLE.match(title.strip())
+        }
+        # Every title's words, for names of several words written inside a longer
+        # title ("Data Use Agreement" in "Data Use Agreement New York City").
+        self._title_words: dict[str, tuple[str, ...]] = {
+            doc_id: self._file_words.get(doc_id) or tuple(normalize_name(title).split())
+            for doc_id, title in titles
+        }
         for doc_id, title in titles:
             for i, (key, kind) in enumerate(title_aliases(title)):
                 if i == 0:
@@ -199,10 +219,40 @@ class Gazetteer:
         return key in self._entries
 
     def lookup(self, name: str) -> tuple[tuple[str, ...], str | None]:
-        """Return ``(doc_ids, kind)`` for a name, or ``((), None)`` when unknown."""
+        """Return ``(doc_ids, kind)`` for a name, or ``((), None)`` when unknown.
+
+        A name no title or alias matches may still be written inside exactly one
+        title: a name of several words inside any title ("Data Use Agreement" in
+        "Data Use Agreement New York City"), a single word inside a file-name title
+        ("CopAcc" in ``CopAcc_NDA-and-ToP-Mentors_2.0_2017``, "EFCA" in
+        ``EFCAConfidentialityAgreement``). That document is returned as ``partial``.
+        """
         key = normalize_name(name)
         hit = self._entries.get(key) or self._entries.get(strip_org_suffix(key))
-        return hit if hit else ((), None)
+        if hit:
+            return hit
+        docs = self._in_titles(strip_org_suffix(key))
+        return (docs, "partial") if len(docs) == 1 else ((), None)
+
+    def _in_titles(self, key: str) -> tuple[str, ...]:
+        """Titles that write every word of ``key``.
+
+        A name of one word is only looked for in file-name titles (as a word, or
+        glued to others: "EFCA" in ``EFCAConfidentialityAgreement``); a name of
+        several words in any title.
+        """
+        want = [w for w in key.split() if w not in STOPWORDS and len(w) >= 2]
+        if not want:
+            return ()
+        pool = self._title_words if len(want) >= 2 else self._file_words
+
+        def has(word: str, tokens: tuple[str, ...]) -> bool:
+            return any(
+                t == word or (len(word) >= 3 and len(t) >= len(word) + 4 and word in t)
+                for t in tokens
+            )
+
+        return tuple(sorted(d for d, toks in pool.items() if all(has(w, toks) for w in want)))
 
     def find_mentions(self, text: str, *, min_kind: str = "partial") -> list[Mention]:
         """Find gazetteer names in ``text`` by greedy longest match, left to right.
@@ -237,9 +287,9 @@ class Gazetteer:
                 if not any(t[3] for t in toks[i:j]) and toks[i][0] in STOPWORDS:
                     continue
                 # A single capitalised word inside a longer capitalised run is part
-                # of another name ("Alfred" in "Alfred Hitchcock", "Florida" in
-                # "University of Central Florida"): not a mention of this one.
-                # A run never crosses a sentence end ("We asked PPT. Coppola agreed.").
+                # of another name ("Ada" in "Ada Brightwater", "Valmora" in
+                # "University of North Valmora"): not a mention of this one.
+                # A run never crosses a sentence end ("We asked PPT. Whitcombe agreed.").
                 if (
                     j - i == 1
                     and cap
@@ -273,10 +323,16 @@ class Gazetteer:
         return out
 
 
+# "known as" / "called" name the subject only after a copula, an adverb or a comma
+# ("X, usually just called Y", "X is also known as Y"); after a noun they name
+# something else ("the movement known as German idealism", "a room called Z").
 _DECLARED_RE = re.compile(
     r"\(([A-Z][A-Za-z0-9&]{1,9})\)"
-    r"|\b(?:also known as|known as|called|nicknamed|abbreviated(?: as)?|or simply)\s+"
+    r"|(?:\b(?:also|commonly|usually|often|better|simply|formerly|originally|popularly|"
+    r"sometimes|widely|is|was|are|were)\s+(?:just\s+)?|,\s*)"
+    r"(?:known as|called|nicknamed|abbreviated(?: as)?)\s+"
     r"(?:the\s+)?[\"“']?([A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&.-]*){0,4})"
+    r"|\bor simply\s+(?:the\s+)?[\"“']?([A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&.-]*){0,4})"
 )
 
 
@@ -289,7 +345,7 @@ def declared_aliases(title: str, lead_text: str) -> list[str]:
     out = []
     head = lead_text[:600]
     for m in _DECLARED_RE.finditer(head):
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or m.group(2) or m.group(3)
         if m.group(1):
             # Only an acronym that follows the title itself, not any bracketed word.
             before = head[: m.start()].rstrip()

@@ -1,8 +1,8 @@
 """Micro-queries: one atomic, entity-anchored query per gap.
 
 A micro-query names one entity and, when the gap is about a relation or a
-qualifier, the words of that relation ("Sofia Coppola date of birth", not "tell me
-about Sofia Coppola"). It carries the documents the gazetteer or the ledger's links
+qualifier, the words of that relation ("Dana Whitcombe date of birth", not "tell me
+about Dana Whitcombe"). It carries the documents the gazetteer or the ledger's links
 already point to, so retrieval can look them up by title before searching.
 Queries already issued are never repeated.
 """

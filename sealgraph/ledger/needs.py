@@ -2,19 +2,33 @@
 
 :func:`question_needs` finds the entities the question names (gazetteer matches,
 capitalised spans, quoted titles), the relation words left once entities and
-question words are removed, the expected answer type and the question structure.
+question words are removed, the expected answer type, the question structure and
+its hop count.
+
+The hop count is read from the question's form, never assumed: a question is
+multi-hop only when the clause that asks it nests a relation, i.e. describes an
+entity instead of naming it ("the director of <film>", "<X>'s husband", "the town
+where <X> was founded", "the team that owns <Y>"). Each such description is one
+nesting; the answer is one hop further, unless the question asks for the
+described entity itself ("Who is the director of <film>?"). A clause that only
+sets the scope ("Consider <X>'s privacy policy; ...") adds no hop.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
 from sealgraph.text import STOPWORDS, content_words, normalize_name
 
 ANSWER_TYPES = ("person", "date", "number", "place", "yes_no", "choice", "other")
-STRUCTURES = ("bridge", "comparison", "multi_step")
+STRUCTURES = ("single", "bridge", "comparison", "multi_step")
+"""``single``: one hop; ``bridge``: two; ``multi_step``: three or more; ``comparison``:
+compared options (each needs its own evidence)."""
+MAX_HOPS = 4
+"""Hop counts are capped here: deeper nestings are read no better."""
 
 _AUX_START = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may)\b",
@@ -65,6 +79,34 @@ ATTRIBUTE_NOUNS = frozenset(
     ]
 )
 
+# Month and day names: a capitalised one dates something, it names no entity.
+_CALENDAR = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+)
+
+# Punctuation that ends a run of capitalised words (a full stop does not: "John A. Smith").
+_NAME_BREAK = re.compile(r"[;:,?!()\"“”]")
+
 _QWORDS = frozenset(
     [
         "what",
@@ -85,9 +127,490 @@ _QWORDS = frozenset(
         "did",
     ]
 )
-_MULTI_STEP = re.compile(
-    r"\b(of the|whose|that|which|who)\b.*\b(of the|whose|that|which|who)\b", re.I
+
+# ---------------------------------------------------------------------------
+# Hop count from the question's form.
+
+_SCOPING_WORDS = frozenset(["consider", "regarding", "concerning", "given"])
+_SCOPING = re.compile(
+    r"^\s*(?:consider|regarding|concerning|about|given|according to|with respect to|"
+    r"in the context of|for|in)\b",
+    re.I,
 )
+# A clause ends at ";" or ":", or at a sentence end followed by a new sentence.
+_CLAUSE_END = re.compile(
+    r"\s*[;:]\s+|(?<=[.!?])\s+(?=(?:What|Which|Who|Whom|Whose|When|Where|Why|How|Is|Are|Was|Were|"
+    r"Do|Does|Did|Can|Could|Has|Have|Had|Will|Would|Should)\b)"
+)
+_ASKING = re.compile(
+    r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|"
+    r"can|could|has|have|had|will|would|should|shall|may|in what|in which)\b",
+    re.I,
+)
+_MASK = "\u00a7"  # stands for a named entity in the masked clause
+_FORM_TOKEN = re.compile(r"\u00a7|['’]s\b|['’](?=\s)|[^\W_][\w-]*|[^\w\s]")
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "this", "these", "those", "its", "his", "her", "their", "our", "your"]
+)
+_RELATIVE = frozenset(["who", "whom", "whose", "which", "that", "where", "when"])
+_PREPOSITIONS = frozenset(
+    ["in", "on", "at", "to", "for", "from", "with", "by", "of", "after", "under", "into", "during"]
+)
+_COPULA = frozenset(["is", "was", "are", "were", "'s", "’s"])
+_AUXILIARIES = _COPULA | frozenset(["has", "had", "have", "did", "does", "do"])
+# A word right before "that" which makes it a conjunction ("indicate that", "so that"),
+# not a relative pronoun.
+_COMPLEMENT_HEADS = frozenset(
+    [
+        "so",
+        "such",
+        "now",
+        "given",
+        "provided",
+        "except",
+        "fact",
+        "indicate",
+        "indicates",
+        "state",
+        "states",
+        "stated",
+        "mention",
+        "mentions",
+        "say",
+        "says",
+        "said",
+        "claim",
+        "claims",
+        "require",
+        "requires",
+        "provide",
+        "provides",
+        "specify",
+        "specifies",
+        "ensure",
+        "agree",
+        "agrees",
+        "acknowledge",
+        "acknowledges",
+        "know",
+        "believe",
+        "think",
+        "show",
+        "shows",
+        "mean",
+        "means",
+        "imply",
+        "implies",
+        "confirm",
+        "confirms",
+        "note",
+        "declare",
+        "declares",
+        "stipulate",
+        "stipulates",
+        "suggest",
+        "suggests",
+        "prove",
+        "report",
+        "reported",
+        "clear",
+        "true",
+        "likely",
+        "possible",
+        "sure",
+        "aware",
+    ]
+)
+# Heads that describe a property, a part, a quantity or an event of an entity, not
+# another entity: "the end of", "the enhancement of X", "X's market competitiveness".
+_PROPERTY_SUFFIXES = (
+    "ment",
+    "tion",
+    "sion",
+    "ness",
+    "ity",
+    "ance",
+    "ence",
+    "ing",
+    "ism",
+    "ship",
+    "ure",
+)
+_PROPERTY_HEADS = ATTRIBUTE_NOUNS | frozenset(
+    [
+        "end",
+        "rest",
+        "top",
+        "bottom",
+        "side",
+        "middle",
+        "edge",
+        "centre",
+        "center",
+        "start",
+        "half",
+        "majority",
+        "amount",
+        "total",
+        "share",
+        "list",
+        "set",
+        "sort",
+        "form",
+        "version",
+        "piece",
+        "section",
+        "portion",
+        "area",
+        "course",
+        "period",
+        "history",
+        "field",
+        "case",
+        "use",
+        "value",
+        "cost",
+        "price",
+        "rate",
+        "level",
+        "percentage",
+        "proportion",
+        "sum",
+        "average",
+        "range",
+        "scope",
+        "purpose",
+        "role",
+        "origin",
+        "cause",
+        "effect",
+        "impact",
+        "result",
+        "reason",
+        "basis",
+        "term",
+        "terms",
+        "count",
+        "figure",
+        "length",
+        "width",
+        "depth",
+        "weight",
+        "speed",
+        "score",
+        "rank",
+        "status",
+        "nature",
+        "content",
+        "contents",
+        "detail",
+        "details",
+        "aspect",
+        "extent",
+        "degree",
+        "example",
+        "lot",
+        "lots",
+        "number",
+        "numbers",
+        "names",
+        "years",
+        "dates",
+        "ages",
+    ]
+)
+# Heads of lower-case phrases that name a value the question asks for ("place of
+# birth", "cause of death", "middle name").
+_VALUE_HEADS = _PROPERTY_HEADS | frozenset(["birth", "death", "name"])
+# Kinship nouns that compose two relations ("grandfather": a parent's parent).
+_COMPOSED_KIN = frozenset(
+    [
+        "uncle",
+        "aunt",
+        "nephew",
+        "niece",
+        "cousin",
+        "grandfather",
+        "grandmother",
+        "grandson",
+        "granddaughter",
+        "grandchild",
+        "grandparent",
+        "grandchildren",
+        "grandparents",
+    ]
+)
+# Words that open the clause after "to which", "in which" (its subject).
+_CLAUSE_OPENERS = _DETERMINERS | frozenset(
+    [_MASK, "he", "she", "it", "they", "we", "you", "i", "there", "one"]
+)
+# Question words asked in place ("born where?", "a population of what?").
+_WH_IN_SITU = frozenset(["what", "which", "where", "when", "whom", "how"])
+# Nouns that ask for what names a described entity ("the name of the director of X").
+_NAMING = frozenset(["name", "title", "identity"])
+
+
+def _clauses(question: str) -> list[tuple[int, int]]:
+    bounds = []
+    start = 0
+    for m in _CLAUSE_END.finditer(question):
+        bounds.append((start, m.start()))
+        start = m.end()
+    bounds.append((start, len(question)))
+    return [(a, b) for a, b in bounds if question[a:b].strip()]
+
+
+def asked_clause(question: str) -> tuple[int, int]:
+    """Return ``(start, end)`` of the clause that asks the question.
+
+    A question made of several clauses ("Consider X's privacy policy; who can see my
+    data?") asks in the last clause that has a question form (a question mark, a
+    question word or a leading auxiliary) when the clauses before it have none: they
+    set the scope. A question whose question words run across clauses is asked whole.
+    """
+    bounds = _clauses(question)
+    asking = [i for i, (a, b) in enumerate(bounds) if _ASKING.search(question[a:b])]
+    if len(bounds) <= 1 or not asking or len(asking) > 1:
+        return (0, len(question))
+    return (bounds[asking[0]][0], len(question))
+
+
+def scope_clauses(question: str) -> list[tuple[int, int]]:
+    """Clauses before the asked one that only set the scope ("Consider X's privacy policy").
+
+    They open with a scoping word (consider, regarding, concerning, about, for, in,
+    given, according to); their words name the scope, not the asked relation.
+    """
+    lo, _hi = asked_clause(question)
+    return [(a, b) for a, b in _clauses(question[:lo]) if _SCOPING.match(question[a:b])]
+
+
+def focus_text(question: str) -> str:
+    """Return the question without the clauses that only set its scope.
+
+    "Consider X's privacy policy; who can see my data?" asks "who can see my data?"
+    of X's document: the scope picks the document, the rest ranks its passages.
+    """
+    scope = scope_clauses(question)
+    if not scope:
+        return question
+    return question[scope[-1][1] :].lstrip(" ;:,.")
+
+
+def _without_possessive(question: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Entity spans with a trailing possessive ("X's", "Watts'") left outside them."""
+    out = []
+    for a, b in spans:
+        text = question[a:b]
+        if text.endswith(("'s", "’s")) and b - a > 2:
+            b -= 2
+        elif text.endswith(("'", "’")) and b - a > 1:
+            b -= 1
+        out.append((a, b))
+    return out
+
+
+def _entity_head(word: str) -> bool:
+    """Tell whether a head noun can denote an entity (a person, group, work or place)."""
+    if not word or word in STOPWORDS or word in _PROPERTY_HEADS or word[:1].isdigit():
+        return False
+    singular = word[:-3] + "y" if word.endswith("ies") else word.rstrip("s")
+    return not (word.endswith(_PROPERTY_SUFFIXES) or singular.endswith(_PROPERTY_SUFFIXES))
+
+
+def _nesting_weight(word: str) -> int:
+    return 2 if word in _COMPOSED_KIN or word.endswith("-in-law") else 1
+
+
+def _masked_tokens(question: str, spans: Sequence[tuple[int, int]], lo: int, hi: int) -> list[str]:
+    """Tokens of ``question[lo:hi]``, lower-cased, each named entity replaced by a mask."""
+    pieces = []
+    pos = lo
+    for a, b in sorted(spans):
+        a, b = max(a, lo), min(b, hi)
+        if a >= b or a < pos:
+            continue
+        pieces.append(question[pos:a].lower())
+        pieces.append(f" {_MASK} ")
+        pos = b
+    pieces.append(question[pos:hi].lower())
+    return _FORM_TOKEN.findall("".join(pieces))
+
+
+def _word(tok: str) -> bool:
+    return tok[:1].isalnum() and tok != _MASK
+
+
+def _determiner(toks: list[str], head: int, window: int = 5) -> str:
+    """Return the determiner that opens the noun phrase ending at ``toks[head]`` ('' if none)."""
+    for j in range(head - 1, max(-1, head - window - 1), -1):
+        t = toks[j]
+        if t in _DETERMINERS or t in ("which", "what"):
+            return t
+        if not (_word(t) or t == _MASK) or t in _RELATIVE or t in _AUXILIARIES:
+            return ""
+    return ""
+
+
+def _determined(toks: list[str], head: int, window: int = 5) -> bool:
+    """Tell whether a determiner opens the noun phrase that ends at ``toks[head]``."""
+    return bool(_determiner(toks, head, window))
+
+
+def _nestings(toks: list[str], *, anchored: bool = True) -> list[tuple[int, int]]:
+    """``(position, weight)`` of every description of an unnamed entity in the tokens."""
+    found: list[tuple[int, int]] = []
+    indefinite = -1
+    n = len(toks)
+    for i, t in enumerate(toks):
+        if t in _RELATIVE and i > 0:
+            # "the team that owns", "the film to which", "the town where".
+            head = i - 2 if toks[i - 1] in _PREPOSITIONS and t in ("which", "whom") else i - 1
+            if head == i - 2 and not any(x in _CLAUSE_OPENERS for x in toks[i + 1 : i + 4]):
+                continue  # "with which tribe?": a question word in place, not a clause
+            if head >= 0 and _word(toks[head]) and toks[head] not in _COMPLEMENT_HEADS:
+                w = toks[head]
+                if w not in STOPWORDS and w not in _RELATIVE and _determined(toks, head):
+                    found.append((head, _nesting_weight(w)))
+        elif t == "of" and 0 < i < n - 1:
+            # "the director of <film>": a role of something the question goes on to describe.
+            w = toks[i - 1]
+            if (
+                _word(w)
+                and _entity_head(w)
+                and toks[i + 1] not in _RELATIVE
+                # "which tribe of": the asked phrase itself, no described entity. A
+                # chain of "of" phrases may drop its article ("the cause of death of
+                # director of film X").
+                and (
+                    _determiner(toks, i - 1, 3) not in ("", "which", "what")
+                    or (i >= 2 and toks[i - 2] == "of")
+                )
+            ):
+                found.append((i - 1, _nesting_weight(w)))
+        elif t in ("'s", "’s", "'", "’") and i + 1 < n and _word(toks[i + 1]):
+            # "<X>'s husband", "<X>'s paternal grandfather": the head ends the phrase.
+            j = i + 1
+            while (
+                j + 1 < n
+                and j - i < 3
+                and _word(toks[j + 1])
+                and toks[j + 1] not in STOPWORDS
+                and toks[j + 1] not in _QWORDS
+            ):
+                j += 1
+            if _entity_head(toks[j]):
+                found.append((j, _nesting_weight(toks[j])))
+        elif t in ("a", "an") and i > 0:
+            # "located on an island with a population of what?": the question asks
+            # about an entity it only describes, by a question word after it.
+            j = i + 1
+            while j < n and (_word(toks[j]) or toks[j] == _MASK) and toks[j] not in STOPWORDS:
+                j += 1
+            head = j - 1
+            rest = toks[j:]
+            wh = next((k for k, r in enumerate(rest) if r in _WH_IN_SITU), None)
+            in_situ = (
+                wh is not None
+                and _MASK not in rest[:wh]
+                and not any(r in _RELATIVE for r in rest[:wh])
+            )
+            # Unanchored: "hosts a 500 mile race": a described entity to find first,
+            # unless it is a predicate ("is a singer").
+            described = not anchored and toks[i - 1] not in _COPULA | {"as", "be", "been"}
+            if (
+                head > i
+                and _word(toks[head])
+                and _entity_head(toks[head])
+                and (in_situ or described)
+            ):
+                indefinite = head  # only the last one before the question word counts
+        elif t == "same" and i + 2 < n and _word(toks[i + 1]) and toks[i + 2] == "as":
+            # "in the same county as <X>": <X>'s county, described, not named.
+            found.append((i + 1, 1))
+        elif t == _MASK and i >= 2 and i + 1 < n and toks[i + 1] in _AUXILIARIES:
+            # "the severity level <X> was classified as": a relative clause with no pronoun.
+            k = i - 1 if toks[i - 1] != "the" else i - 2
+            head = toks[k] if k >= 1 else ""
+            if _word(head) and head not in STOPWORDS and _determined(toks, k, 3):
+                found.append((k, _nesting_weight(toks[k])))
+    if indefinite >= 0 and all(abs(p - indefinite) > 1 for p, _ in found):
+        found.append((indefinite, 1))
+    return found
+
+
+_WH_OPENING = re.compile(
+    r"^\s*(?:(?:in|on|at|for|from|to|by|with|of|under|during)\s+)?(?:which|what)\s+", re.I
+)
+_NAME_GAP = re.compile(r"^[\s,]*$")
+_HEAD_AFTER = re.compile(r"^[\s-]*(?:based\s+|born\s+)?([a-z][\w-]*)")
+
+
+def answer_modifiers(
+    question: str, entity_spans: Sequence[tuple[int, int]]
+) -> set[tuple[int, int]]:
+    """Entity spans that modify the asked noun phrase ("which German philosopher").
+
+    They sit between the question word and the lower-case head noun of its phrase:
+    they describe the answer instead of naming something the answer is about.
+    """
+    lo, hi = asked_clause(question)
+    m = _WH_OPENING.match(question[lo:hi])
+    if not m:
+        return set()
+    pos = lo + m.end()
+    run: list[tuple[int, int]] = []
+    for a, b in sorted(span for span in entity_spans if span[0] >= pos):
+        if not _NAME_GAP.match(question[pos:a]):
+            break
+        run.append((a, b))
+        pos = b
+    # The names must end on the phrase's lower-case head noun ("... philosopher wrote").
+    head = _HEAD_AFTER.match(question[pos:hi]) if run else None
+    word = head.group(1) if head else ""
+    if not word or word in STOPWORDS or word in _AUXILIARIES or word in _QWORDS:
+        return set()
+    return set(run)
+
+
+def question_hops(
+    question: str, entity_spans: Sequence[tuple[int, int]] = (), *, anchored: bool = True
+) -> int:
+    """Count the hops a question asks for, from its form (1 to :data:`MAX_HOPS`).
+
+    Args:
+        question: The question text.
+        entity_spans: Character spans of the entities the question names (masked, so a
+            name's own words, "Bank of England", are never read as a nesting).
+        anchored: Whether some named entity has a document in the corpus. A question
+            that names none ("What race track hosts a 500 mile race every May?")
+            reaches its answer through what it describes ("a 500 mile race"): an
+            indefinite description counts as a nesting there.
+
+    """
+    lo, hi = asked_clause(question)
+    toks = _masked_tokens(question, _without_possessive(question, entity_spans), lo, hi)
+    found = _nestings(toks, anchored=anchored)
+    if not found:
+        return 1
+    nest = sum(w for _, w in found)
+    # "Who is the director of X?": the answer is the outermost described entity
+    # itself, no further hop. "What is the name of the director of X?" likewise.
+    first = min(p for p, _ in found)
+    # The described entity must be the noun phrase right after the copula: its head
+    # comes after modifiers (and a possessor) only, no "of" in between.
+    opening = toks[2:first]
+    identity = (
+        len(toks) > 2
+        and toks[0] in ("who", "what", "which")
+        and toks[1] in _COPULA
+        and (toks[2] in _DETERMINERS or toks[2] == _MASK)
+        and (
+            (len(opening) <= 4 and all(t != "of" and t not in _RELATIVE for t in opening))
+            or (len(toks) > 4 and toks[2] == "the" and toks[3] in _NAMING and toks[4] == "of")
+        )
+    )
+    return max(1, min(MAX_HOPS, nest if identity else nest + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +629,7 @@ class NeedEntity:
 
 @dataclass(frozen=True, slots=True)
 class QuestionNeeds:
-    """N(q): entities, relation, answer type and structure of a question."""
+    """N(q): entities, relation, answer type, structure and hop count of a question."""
 
     question: str
     """The question text."""
@@ -120,6 +643,11 @@ class QuestionNeeds:
     """One of :data:`STRUCTURES`."""
     options: tuple[str, ...] = field(default=())
     """Named options of a choice question ("X or Y?")."""
+    hops: int = 1
+    """How many hops the question's form asks for (see :func:`question_hops`)."""
+    answer_modifiers: tuple[str, ...] = ()
+    """Keys of named entities that only describe the answer ("German" in "Which German
+    philosopher wrote X?"): the answer must be shown to fit them, they anchor nothing."""
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dict."""
@@ -133,6 +661,8 @@ class QuestionNeeds:
             "answer_type": self.answer_type,
             "structure": self.structure,
             "options": list(self.options),
+            "hops": self.hops,
+            "answer_modifiers": list(self.answer_modifiers),
         }
 
     @classmethod
@@ -148,7 +678,14 @@ class QuestionNeeds:
             answer_type=data["answer_type"],
             structure=data["structure"],
             options=tuple(data.get("options", ())),
+            hops=int(data.get("hops", _default_hops(data["structure"]))),
+            answer_modifiers=tuple(data.get("answer_modifiers", ())),
         )
+
+
+def _default_hops(structure: str) -> int:
+    """Hop count of needs written before hops were stored (read from their structure)."""
+    return {"bridge": 2, "multi_step": 3}.get(structure, 1)
 
 
 def answer_type_of(question: str) -> str:
@@ -227,27 +764,78 @@ def _choice_options(question: str, entities: tuple[NeedEntity, ...]) -> tuple[st
 
 
 def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+    """Return the runs of capitalised words (with connectors) outside ``covered``.
+
+    A run stops at punctuation and after a possessive ("DBT's Mutual Agreement" is
+    DBT's agreement). The scoping verb that opens a clause ("Consider the X") is no
+    part of a name.
+    """
     toks = tokenize_with_offsets(question)
     spans: list[tuple[str, int, int]] = []
+
+    def joined(j: int) -> bool:
+        # A name never runs across a clause or list break ("B; Does", "X, Y"), into
+        # a question word ("Co. Which"), nor past a possessive.
+        prev = question[toks[j - 1][1] : toks[j - 1][2]]
+        if prev.endswith(("'s", "’s")) or toks[j][0] in _QWORDS:
+            return False
+        return not _NAME_BREAK.search(question[toks[j - 1][2] : toks[j][1]])
+
     i = 0
     while i < len(toks):
         key, s, _end, cap = toks[i]
-        first_word = i == 0
+        first_word = i == 0 or _NAME_BREAK.search(question[toks[i - 1][2] : s]) is not None
         if cap and not (first_word and key in _QWORDS) and key not in _QWORDS:
             j = i + 1
-            while j < len(toks) and (
-                toks[j][3] or (toks[j][0] in _CONNECT and j + 1 < len(toks) and toks[j + 1][3])
+            while (
+                j < len(toks)
+                and joined(j)
+                and (
+                    toks[j][3]
+                    or (
+                        toks[j][0] in _CONNECT
+                        and j + 1 < len(toks)
+                        and toks[j + 1][3]
+                        and joined(j + 1)
+                    )
+                )
             ):
                 j += 1
-            start, end = s, toks[j - 1][2]
+            first = i
+            if first_word and j - i > 1 and key in _SCOPING_WORDS:
+                first = i + 1
+                while first < j and not toks[first][3]:
+                    first += 1
+            start, end = toks[first][1], toks[j - 1][2]
             if not any(a < end and start < b for a, b in covered):
                 text = question[start:end]
-                if not (first_word and j - i == 1):
+                if not (first_word and j - first == 1 and first == i):
                     spans.append((text, start, end))
             i = j
         else:
             i += 1
     return spans
+
+
+def _split_unknown(
+    text: str, start: int, end: int, gazetteer: Gazetteer
+) -> list[tuple[str, int, int]]:
+    """Split a run the corpus does not know at "and" when its parts are known.
+
+    "McGill University and Mitacs" may be one name or two; when the whole is unknown
+    and a part names a document, it is two.
+    """
+    if gazetteer.lookup(text)[0] or " and " not in text:
+        return [(text, start, end)]
+    parts = []
+    pos = 0
+    for piece in text.split(" and "):
+        a = text.index(piece, pos)
+        parts.append((piece, start + a, start + a + len(piece)))
+        pos = a + len(piece)
+    if any(gazetteer.lookup(p)[0] for p, _, _ in parts):
+        return parts
+    return [(text, start, end)]
 
 
 def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
@@ -268,18 +856,29 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     for mention in gazetteer.find_mentions(question, min_kind="acronym"):
         if any(a < mention.end and mention.start < b for a, b in covered):
             continue
-        if not mention.capitalized and mention.key in ATTRIBUTE_NOUNS:
-            continue  # "What year did..." asks for a value; a page titled "Year" is not meant
+        if not mention.capitalized and (
+            mention.key in ATTRIBUTE_NOUNS or mention.key.split()[-1] in _VALUE_HEADS
+        ):
+            # "What year did...", "the place of birth of": they ask for a value; a page
+            # titled "Year" or "Place of birth" is not meant.
+            continue
+        if mention.key in _CALENDAR:
+            continue  # "every May" dates the relation
+        if not mention.capitalized and " " not in mention.key:
+            continue  # "do they keep my data": a common word, whatever page it titles
         found.append(
             (mention.start, NeedEntity(mention.surface, mention.key, mention.targets, "gazetteer"))
         )
         covered.append((mention.start, mention.end))
-    for text, start, end in _capitalized_spans(question, covered):
-        key = normalize_name(text)
-        if key and key not in STOPWORDS:
-            targets, _ = gazetteer.lookup(text)
-            found.append((start, NeedEntity(text, key, targets, "capitalized")))
-            covered.append((start, end))
+    for run in _capitalized_spans(question, covered):
+        for text, start, end in _split_unknown(*run, gazetteer):
+            key = normalize_name(text)
+            if key and key not in STOPWORDS and key not in _CALENDAR:
+                targets, kind = gazetteer.lookup(text)
+                if kind == "heading":
+                    targets = ()  # a section heading ("Agreement") names no document
+                found.append((start, NeedEntity(text, key, targets, "capitalized")))
+                covered.append((start, end))
     found.sort(key=lambda t: t[0])
     entities: list[NeedEntity] = []
     seen: set[str] = set()
@@ -290,23 +889,29 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     ent_tuple = tuple(entities)
 
     masked = question
-    for a, b in sorted(covered, reverse=True):
-        masked = masked[:a] + " " + masked[b:]
+    for a, b in sorted([*covered, *scope_clauses(question)], reverse=True):
+        masked = masked[:a] + " " * (b - a) + masked[b:]
     relation = tuple(w for w in content_words(masked) if w not in _QWORDS)
 
-    atype = answer_type_of(question)
+    lo, hi = asked_clause(question)
+    atype = answer_type_of(question[lo:hi])
     options = _choice_options(question, ent_tuple) if atype == "choice" else ()
     # A comparative word alone ("first published") does not make a comparison: it
     # needs named options ("X or Y"), or a word that relates two entities.
     relating = _RELATING.search(question) or (
         _COMPARATIVE.search(question) and re.search(r"\b(or|than)\b", question)
     )
-    if atype in ("choice", "yes_no") or (relating and len(ent_tuple) >= 2):
+    hops = question_hops(question, covered, anchored=any(e.targets for e in ent_tuple))
+    modifiers = answer_modifiers(question, _without_possessive(question, covered))
+    describing = tuple(dict.fromkeys(normalize_name(question[a:b]) for a, b in modifiers))
+    if atype == "choice" or (relating and len(ent_tuple) >= 2):
         structure = "comparison"
-    elif _MULTI_STEP.search(question) and len(relation) >= 4:
-        structure = "multi_step"
+    elif atype == "yes_no" and hops == 1 and len({e.targets for e in ent_tuple if e.targets}) >= 2:
+        # "Is X a Y?" checks two named documents against each other: each needs its
+        # evidence. Names of one document ("the agreement between A and B") are one scope.
+        structure = "comparison"
     else:
-        structure = "bridge"
+        structure = "single" if hops == 1 else "bridge" if hops == 2 else "multi_step"
     return QuestionNeeds(
         question=question,
         entities=ent_tuple,
@@ -314,4 +919,6 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         answer_type=atype,
         structure=structure,
         options=options,
+        hops=hops,
+        answer_modifiers=tuple(k for k in describing if k in {e.key for e in ent_tuple}),
     )

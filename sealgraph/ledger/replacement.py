@@ -7,6 +7,26 @@ A swapped-in passage is protected for ``dwell`` loops, and an evicted passage is
 blocklisted so it never comes back. While the set holds fewer than k passages
 (a tiny corpus) the best candidate is added instead.
 
+Do no harm (when the scores carry need coverage, see
+:class:`~sealgraph.ledger.utility.UtilityScore`):
+
+- a swap must close a gap the victim does not: the candidate's marginal need
+  coverage (GapCov before normalising) must exceed what evicting the victim loses,
+  whenever the victim serves the question (it covers some need, or it is a passage
+  of a document the question names). A passage that serves nothing may still give
+  way to a better-corroborated one, as the utility decides;
+- a passage of a document the question names that states more of the question's
+  relation words than the candidate is only evicted for a candidate that brings a
+  needed document (an entity, mention, bridge or qualifier gain), never for relation
+  words alone;
+- a passage of a document the question names that was in the initial top-k is
+  protected unless the candidate covers strictly more: it brings a needed document
+  the set lacks, or covers every document need at least as well as the passage and
+  one of them better. Two chunks of the named document that differ only in how
+  many relation words they state are a ranking question the initial search settled.
+
+When such a rule refuses the weakest victim, the next weakest is tried.
+
 These functions are pure: the caller supplies a scoring function and receives the
 new set plus one decision record per swap or refusal.
 """
@@ -78,6 +98,36 @@ def evict_victim(
         return None
     # Ties: evict the one that entered last, then by id, so the result is deterministic.
     return min(open_slots, key=lambda s: (scores[s.chunk_id].total, -s.inserted_loop, s.chunk_id))
+
+
+def harm_reason(victim: Slot, s_victim: UtilityScore, s_cand: UtilityScore) -> str:
+    """Return why swapping ``victim`` for the candidate would do harm ('' when it would not).
+
+    Scores without need coverage (``need_gain`` None) are not judged.
+    """
+    if s_victim.need_gain is None or s_cand.need_gain is None:
+        return ""
+    serves = s_victim.need_gain > 1e-9 or s_victim.named
+    if serves and s_cand.need_gain <= s_victim.need_gain + 1e-9:
+        return (
+            f"do no harm: the candidate closes no gap the victim does not "
+            f"(gain {s_cand.need_gain:.3f} <= loss {s_victim.need_gain:.3f})"
+        )
+    brings_document = (s_cand.doc_gain or 0.0) > (s_victim.doc_gain or 0.0) + 1e-9
+    if brings_document or not s_victim.named:
+        return ""
+    if s_victim.relation > s_cand.relation + 1e-9:
+        return (
+            f"do no harm: the victim states more of the question's relation words "
+            f"({s_victim.relation:.2f} > {s_cand.relation:.2f}) and the candidate "
+            "brings no needed document"
+        )
+    if victim.inserted_loop == 0 and not s_cand.dominates(s_victim):
+        return (
+            "do no harm: an initial passage of a document the question names is kept "
+            "unless the candidate covers strictly more"
+        )
+    return ""
 
 
 ScoreSet = Callable[[Sequence[str]], dict[str, UtilityScore]]
@@ -161,6 +211,25 @@ def replacement_step(
         best, s_best = _best_candidate(
             pool, [i for i in ids if i != victim.chunk_id], score_candidate
         )
+        harm = harm_reason(victim, s_victim, s_best)
+        if harm and s_best.total > s_victim.total + epsilon:
+            # The weakest passage may not go for this candidate: try the next ones.
+            for other in sorted(
+                (s for s in slots if s is not victim and not protected(s, loop, dwell)),
+                key=lambda s: (set_scores[s.chunk_id].total, -s.inserted_loop, s.chunk_id),
+            ):
+                o_best, o_score = _best_candidate(
+                    pool, [i for i in ids if i != other.chunk_id], score_candidate
+                )
+                s_other = set_scores[other.chunk_id]
+                if o_score.total <= s_other.total + epsilon:
+                    continue
+                if not harm_reason(other, s_other, o_score):
+                    victim, s_victim, best, s_best, harm = other, s_other, o_best, o_score, ""
+                    break
+        if harm:
+            decisions.append(Decision("refuse", harm, best, victim.chunk_id, s_best, s_victim))
+            break
         if s_best.total > s_victim.total + epsilon:
             slots = [Slot(best, loop) if s.chunk_id == victim.chunk_id else s for s in slots]
             evicted.append(victim.chunk_id)

@@ -12,10 +12,18 @@ comparable, which fixed-k replacement needs:
   relevance (retrieval score normalised over the pool) + 0.4 × link strength to
   passages in the set that are about question entities (a mention in either
   direction).
-- **Nov**: share of the passage's entities not yet known to the rest of the set;
-  0 for a second passage of a document the set already covers.
-- **Red**: redundancy with the rest of the set: the highest lexical (Jaccard)
-  overlap with another passage, at least 0.5 for a passage of the same document.
+- **Nov**: share of the passage's entities not yet known to the rest of the set.
+- **Red**: redundancy with the rest of the set, judged on content: the highest
+  lexical (Jaccard) overlap of its text's words with another passage's (title and
+  headings left out: they are the document's, not the passage's). Several chunks of
+  one document are not redundant for sharing a title; two near-identical passages
+  are, whatever their documents.
+
+Each score also carries what the do-no-harm rules of fixed-k replacement read
+(:mod:`sealgraph.ledger.replacement`): the marginal need coverage, the part of it
+that is about documents (entity, mention, bridge and qualifier needs), the passage's
+own coverage of each document need, the share of the question's relation words it
+states, and whether it belongs to a document the question names.
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ from dataclasses import dataclass
 
 from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.gaps import NeedItem, set_cover
+from sealgraph.ledger.gaps import NeedItem, cover, relation_share, set_cover
+
+_DOCUMENT_NEEDS = frozenset(["entity", "mention", "bridge", "qualifier"])
+"""Needs met by bringing the right document (the others by stating the right words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +55,23 @@ class UtilityScore:
     """Red in [0, 1]."""
     total: float
     """λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red."""
+    need_gain: float | None = None
+    """Marginal need coverage summed over the items (GapCov before normalising): for a
+    candidate, what it would add; for an incumbent, what evicting it would lose. None
+    when not computed (the do-no-harm rules are then skipped)."""
+    doc_gain: float | None = None
+    """The part of ``need_gain`` from entity, mention, bridge and qualifier needs."""
+    relation: float = 0.0
+    """Weighted share of the question's relation words the passage states."""
+    covers: tuple[float, ...] = ()
+    """The passage's own coverage of each document need (entity, mention, bridge,
+    qualifier), in item order."""
+    named: bool = False
+    """True when the passage belongs to a document the question names."""
 
     def to_dict(self) -> dict[str, float | str]:
         """Return a JSON-safe dict with rounded components."""
-        return {
+        out: dict[str, float | str] = {
             "chunk_id": self.chunk_id,
             "gap_coverage": round(self.gap_coverage, 4),
             "corroboration": round(self.corroboration, 4),
@@ -55,6 +79,29 @@ class UtilityScore:
             "redundancy": round(self.redundancy, 4),
             "total": round(self.total, 4),
         }
+        if self.need_gain is not None:
+            out["need_gain"] = round(self.need_gain, 4)
+            out["relation"] = round(self.relation, 4)
+        return out
+
+    def dominates(self, other: UtilityScore) -> bool:
+        """Tell whether this passage covers strictly more than ``other``.
+
+        Every document need at least as well, and one of them better. (Relation
+        words do not count: two chunks of one document that differ only there are a
+        ranking question, which the initial search settled.)
+        """
+        if len(self.covers) != len(other.covers):
+            return False
+        pairs = list(zip(self.covers, other.covers, strict=True))
+        return all(a >= b - 1e-9 for a, b in pairs) and any(a > b + 1e-9 for a, b in pairs)
+
+
+def _text_words(passage: PassageFeatures) -> frozenset[str]:
+    """Words of the passage's text alone: its title and headings are its document's."""
+    if passage.sentence_words:
+        return frozenset().union(*passage.sentence_words)
+    return passage.words
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -83,12 +130,18 @@ def utility(
     """
     # GapCov: marginal coverage of need items.
     with_p = [*others, passage]
-    gain = 0.0
+    gain = need_gain = doc_gain = 0.0
     for it in items:
         # Set coverage with and without the passage: this also credits a passage
         # that raises another's coverage (a bridge needs its anchor).
-        gain += max(0.0, set_cover(it, with_p, items) - set_cover(it, others, items))
+        g = max(0.0, set_cover(it, with_p, items) - set_cover(it, others, items))
+        gain += g
+        need_gain += g
+        if it.kind in _DOCUMENT_NEEDS:
+            doc_gain += g
     gap_cov = gain / len(items) if items else 0.0
+    covers = tuple(cover(it, passage, with_p, items) for it in items if it.kind in _DOCUMENT_NEEDS)
+    named = any(passage.doc_id in it.targets for it in items if it.kind == "entity")
 
     # Corr: question relevance and links to the set.
     entity_docs = {d for it in items if it.kind == "entity" for d in it.targets}
@@ -100,20 +153,14 @@ def utility(
     corr = 0.6 * relevance.get(passage.chunk_id, 0.0) + 0.4 * link
 
     # Nov: entities new to the set.
-    if any(o.doc_id == passage.doc_id for o in others):
-        nov = 0.0
-    else:
-        known = {o.topic for o in others} | {k for o in others for k in o.mentioned_keys()}
-        keys = passage.mentioned_keys() | {passage.topic}
-        nov = len(keys - known) / len(keys) if keys else 0.0
+    known = {o.topic for o in others} | {k for o in others for k in o.mentioned_keys()}
+    keys = passage.mentioned_keys() | {passage.topic}
+    nov = len(keys - known) / len(keys) if keys else 0.0
 
-    # Red: overlap with the most similar other passage.
-    red = 0.0
-    for o in others:
-        r = jaccard(passage.words, o.words)
-        if o.doc_id == passage.doc_id:
-            r = max(r, 0.5)
-        red = max(red, r)
+    # Red: content overlap with the most similar other passage (a shared document
+    # or title is no redundancy by itself).
+    own = _text_words(passage)
+    red = max((jaccard(own, _text_words(o)) for o in others), default=0.0)
 
     total = (
         weights.gap_coverage * gap_cov
@@ -121,7 +168,19 @@ def utility(
         + weights.novelty * nov
         - weights.redundancy * red
     )
-    return UtilityScore(passage.chunk_id, gap_cov, corr, nov, red, total)
+    return UtilityScore(
+        passage.chunk_id,
+        gap_cov,
+        corr,
+        nov,
+        red,
+        total,
+        need_gain=need_gain,
+        doc_gain=doc_gain,
+        relation=relation_share(items, passage),
+        covers=covers,
+        named=named,
+    )
 
 
 def score_set(

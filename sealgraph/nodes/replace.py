@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
-from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.ledger.replacement import Slot, expansion_step, replacement_step
 from sealgraph.ledger.utility import UtilityScore, score_set, utility
 from sealgraph.nodes._common import EventWriter
@@ -21,7 +21,7 @@ def replace(state, ctx, cfg, config) -> dict:
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
     ids_all = [s.chunk_id for s in slots] + pool
     feats = dict(zip(ids_all, kn.features(ids_all), strict=True))
-    relevance = kn.relevance(needs.question, ids_all)
+    relevance = kn.relevance(focus_text(needs.question), ids_all)
     weights = cfg.utility
 
     scores: dict[tuple[str, tuple[str, ...]], UtilityScore] = {}

@@ -18,13 +18,13 @@ from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer(
     [
-        ("lit", "Lost in Translation (film)"),
-        ("coppola", "Sofia Coppola"),
-        ("murray", "Bill Murray"),
+        ("lit", "Lost in Fogland (film)"),
+        ("castellan", "Mira Castellan"),
+        ("farrow", "Owen Farrow"),
         ("tokyo", "Tokyo"),
         ("toronto", "Toronto Office"),
         ("lisbon", "Lisbon Office"),
-        ("groundhog", "Groundhog Day (film)"),
+        ("lantern", "Lantern Night (film)"),
     ]
 )
 
@@ -52,19 +52,23 @@ def hard(items):
 LIT = feat(
     "lit#0",
     "lit",
-    "Lost in Translation (film)",
-    "Lost in Translation is a 2003 film written and directed by Sofia Coppola.",
-    "It stars Bill Murray as a fading actor in Tokyo.",
+    "Lost in Fogland (film)",
+    "Lost in Fogland is a 2003 film written and directed by Mira Castellan.",
+    "It stars Owen Farrow as a fading actor in Tokyo.",
 )
-COPPOLA = feat("coppola#0", "coppola", "Sofia Coppola", "Sofia Coppola was born in May 1971.")
-COPPOLA_NO_DATE = feat("coppola#1", "coppola", "Sofia Coppola", "Sofia Coppola is a filmmaker.")
-MURRAY = feat("murray#0", "murray", "Bill Murray", "Bill Murray is an American actor.")
+CASTELLAN = feat(
+    "castellan#0", "castellan", "Mira Castellan", "Mira Castellan was born in May 1971."
+)
+CASTELLAN_NO_DATE = feat(
+    "castellan#1", "castellan", "Mira Castellan", "Mira Castellan is a filmmaker."
+)
+FARROW = feat("farrow#0", "farrow", "Owen Farrow", "Owen Farrow is an American actor.")
 TORONTO = feat("toronto#0", "toronto", "Toronto Office", "The Toronto Office opened in 2014.")
 TORONTO_NO_DATE = feat("toronto#1", "toronto", "Toronto Office", "The Toronto Office is big.")
 LISBON = feat("lisbon#0", "lisbon", "Lisbon Office", "The Lisbon Office opened in 2021.")
-UNRELATED = feat("murray#1", "murray", "Bill Murray", "He plays golf.")
+UNRELATED = feat("farrow#1", "farrow", "Owen Farrow", "He plays golf.")
 
-BRIDGE_Q = "What year was the director of Lost in Translation born?"
+BRIDGE_Q = "What year was the director of Lost in Fogland born?"
 COMPARE_Q = "Which opened first, the Toronto Office or the Lisbon Office?"
 
 
@@ -74,9 +78,9 @@ COMPARE_Q = "Which opened first, the Toronto Office or the Lisbon Office?"
 def test_bridge_question_needs_its_entity_and_a_typed_bridge():
     items = hard(need_items(needs(BRIDGE_Q)))
     assert [(i.kind, i.key, i.targets, i.qualifier_type) for i in items] == [
-        ("entity", "lost in translation", ("lit",), None),
+        ("entity", "lost in fogland", ("lit",), None),
         # The bridge carries no targets: the second hop may hang off any named entity.
-        ("bridge", "lost in translation", (), "date"),
+        ("bridge", "lost in fogland", (), "date"),
     ]
 
 
@@ -117,12 +121,12 @@ def test_number_question_comparison_needs_numbers():
 def test_comparison_with_a_role_of_a_named_entity_needs_the_hop_to_it():
     # "the same age as the director of X": the compared value belongs to X's director.
     items = need_items(
-        needs("Who at the Toronto Office is the same age as the director of Groundhog Day?")
+        needs("Who at the Toronto Office is the same age as the director of Lantern Night?")
     )
     bridges = [(i.key, i.roles) for i in items if i.kind == "bridge"]
-    assert ("groundhog day", ("direct",)) in bridges
+    assert ("lantern night", ("direct",)) in bridges
     # Without the role phrase the two entities are compared directly.
-    plain = need_items(needs("Is the Toronto Office the same age as Groundhog Day?"))
+    plain = need_items(needs("Is the Toronto Office the same age as Lantern Night?"))
     assert not [i for i in plain if i.kind == "bridge"]
 
 
@@ -131,8 +135,17 @@ def test_comparison_without_a_compared_value_has_no_qualifier_needs():
     assert {i.kind for i in items} == {"entity", "mention"}
 
 
-def test_unknown_name_becomes_a_mention_need_and_unanchored_bridge():
+def test_unknown_name_becomes_a_mention_need_and_no_bridge_for_one_hop():
     items = hard(need_items(needs("Where does Corvane Labs keep its servers?")))
+    # One hop: the mention and the relation it must state, no invented second hop.
+    assert [(i.kind, i.name, i.key) for i in items] == [
+        ("mention", "Corvane Labs", "corvane labs"),
+        ("relation", "Corvane Labs", "keep serv"),
+    ]
+
+
+def test_unknown_name_in_a_nested_question_gets_an_unanchored_bridge():
+    items = hard(need_items(needs("Where does the founder of Corvane Labs keep his servers?")))
     assert [(i.kind, i.name, i.qualifier_type) for i in items] == [
         ("mention", "Corvane Labs", None),
         ("bridge", "", "place"),
@@ -154,11 +167,11 @@ def test_empty_evidence_gives_missing_entity_and_missing_relation():
     n = needs(BRIDGE_Q)
     gaps = gap_spec(n, need_items(n), [])
     assert [(g.kind, g.entity, g.qualifier) for g in gaps] == [
-        ("missing_entity", "Lost in Translation", None),
-        ("missing_relation", "Lost in Translation", "date"),
+        ("missing_entity", "Lost in Fogland", None),
+        ("missing_relation", "Lost in Fogland", "date"),
     ]
     assert gaps[0].targets == ("lit",)
-    assert "no evidence passage is about 'Lost in Translation'" in gaps[0].reason
+    assert "no evidence passage is about 'Lost in Fogland'" in gaps[0].reason
     assert gaps[1].relation == "year director born"
     assert "holding a date" in gaps[1].reason
 
@@ -167,29 +180,29 @@ def test_first_hop_only_leaves_the_bridge_gap_pointing_at_the_linked_document():
     n = needs(BRIDGE_Q)
     gaps = gap_spec(n, need_items(n), [LIT])
     assert [g.kind for g in gaps] == ["missing_relation"]
-    # Sofia Coppola shares a sentence with "directed"; she ranks first.
-    assert gaps[0].targets[0] == "coppola"
-    assert set(gaps[0].targets) == {"coppola", "murray", "tokyo"}
+    # Mira Castellan shares a sentence with "directed"; she ranks first.
+    assert gaps[0].targets[0] == "castellan"
+    assert set(gaps[0].targets) == {"castellan", "farrow", "tokyo"}
 
 
 def test_bridge_without_the_expected_type_is_not_met():
     n = needs(BRIDGE_Q)
     items = need_items(n)
-    cov = dict(zip([i.kind for i in items], coverage(items, [LIT, COPPOLA_NO_DATE]), strict=True))
+    cov = dict(zip([i.kind for i in items], coverage(items, [LIT, CASTELLAN_NO_DATE]), strict=True))
     assert cov["entity"] == 1.0
     assert 0 < cov["bridge"] < MET
-    assert [g.kind for g in gap_spec(n, items, [LIT, COPPOLA_NO_DATE])] == ["missing_relation"]
+    assert [g.kind for g in gap_spec(n, items, [LIT, CASTELLAN_NO_DATE])] == ["missing_relation"]
 
 
 def test_gate_is_sufficient_exactly_when_needs_are_covered():
     n = needs(BRIDGE_Q)
     items = need_items(n)
     gated = [i for i, it in enumerate(items) if it.kind != "terms"]
-    for passages in ([LIT, COPPOLA], [COPPOLA, LIT], [LIT, MURRAY, COPPOLA]):
+    for passages in ([LIT, CASTELLAN], [CASTELLAN, LIT], [LIT, FARROW, CASTELLAN]):
         cov = coverage(items, passages)
         assert all(cov[i] >= MET for i in gated)
         assert gap_spec(n, items, passages) == []
-    for passages in ([], [LIT], [COPPOLA], [MURRAY, COPPOLA], [LIT, UNRELATED]):
+    for passages in ([], [LIT], [CASTELLAN], [FARROW, CASTELLAN], [LIT, UNRELATED]):
         cov = coverage(items, passages)
         assert any(cov[i] < MET for i in gated)
         assert gap_spec(n, items, passages) != []
@@ -200,13 +213,13 @@ def test_relation_terms_steer_but_never_open_a_gap():
     items = need_items(n)
     (terms,) = [i for i, it in enumerate(items) if it.kind == "terms"]
     # No passage says "year": the relation terms are not all covered, yet no gap opens.
-    assert coverage(items, [LIT, COPPOLA])[terms] < MET
-    assert gap_spec(n, items, [LIT, COPPOLA]) == []
+    assert coverage(items, [LIT, CASTELLAN])[terms] < MET
+    assert gap_spec(n, items, [LIT, CASTELLAN]) == []
 
 
 def test_second_hop_without_its_anchor_is_not_a_bridge():
     n = needs(BRIDGE_Q)
-    gaps = gap_spec(n, need_items(n), [COPPOLA])
+    gaps = gap_spec(n, need_items(n), [CASTELLAN])
     assert [g.kind for g in gaps] == ["missing_entity", "missing_relation"]
 
 
@@ -236,7 +249,7 @@ def test_missing_compared_entity_is_a_missing_entity():
 
 
 def test_mention_need_met_by_a_passage_naming_it():
-    n = needs("Is Corvane Labs in the Toronto Office?")
+    n = needs("Is Corvane Labs older than the Toronto Office?")
     items = need_items(n)
     mention = next(i for i, it in enumerate(items) if it.kind == "mention")
     named = feat("toronto#2", "toronto", "Toronto Office", "Corvane Labs rents the third floor.")
@@ -244,7 +257,20 @@ def test_mention_need_met_by_a_passage_naming_it():
     assert gaps[0].kind == "missing_entity" and gaps[0].entity == "Corvane Labs"
     assert "is not mentioned in the evidence" in gaps[0].reason
     assert coverage(items, [named])[mention] == 1.0
-    assert gap_spec(n, items, [named]) == []
+    assert gap_spec(n, items, [named, TORONTO]) == []
+
+
+def test_a_name_without_a_document_is_a_relation_word_of_a_scoped_question():
+    # One hop about the Toronto Office: "Corvane Labs" must be stated by its passage.
+    n = needs("Is Corvane Labs in the Toronto Office?")
+    items = hard(need_items(n))
+    assert [(i.kind, i.key) for i in items] == [
+        ("entity", "toronto office"),
+        ("relation", "corvane lab"),
+    ]
+    named = feat("toronto#2", "toronto", "Toronto Office", "Corvane Labs rents the third floor.")
+    assert [g.kind for g in gap_spec(n, need_items(n), [TORONTO])] == ["missing_relation"]
+    assert gap_spec(n, need_items(n), [named]) == []
 
 
 def test_gap_round_trip():
@@ -256,27 +282,27 @@ def test_gap_round_trip():
 
 
 def test_bridge_targets_rank_by_relation_words_in_the_mention_sentence():
-    n = needs("Who directed Lost in Translation?")
+    n = needs("Who directed Lost in Fogland?")
     items = need_items(n)
-    assert bridge_targets(n, items, [LIT]) == ("coppola", "murray", "tokyo")
-    assert bridge_targets(n, items, [LIT], limit=1) == ("coppola",)
+    assert bridge_targets(n, items, [LIT]) == ("castellan", "farrow", "tokyo")
+    assert bridge_targets(n, items, [LIT], limit=1) == ("castellan",)
 
 
 def test_bridge_targets_skip_documents_in_the_set_and_question_entities():
-    n = needs("Who directed Lost in Translation?")
+    n = needs("Who directed Lost in Fogland?")
     items = need_items(n)
-    assert bridge_targets(n, items, [LIT, COPPOLA]) == ("murray", "tokyo")
+    assert bridge_targets(n, items, [LIT, CASTELLAN]) == ("farrow", "tokyo")
 
 
 def test_bridge_targets_prefer_links_from_anchor_passages():
-    n = needs("Who directed Lost in Translation?")
+    n = needs("Who directed Lost in Fogland?")
     items = need_items(n)
-    # Bill Murray's passage is not about a question entity: its link to Groundhog Day
+    # Owen Farrow's passage is not about a question entity: its link to Lantern Night
     # ranks below the anchor's links even though it shares "directed" with the question.
-    murray = feat(
-        "murray#2",
-        "murray",
-        "Bill Murray",
-        "Bill Murray starred in Groundhog Day, directed by Ramis.",
+    farrow = feat(
+        "farrow#2",
+        "farrow",
+        "Owen Farrow",
+        "Owen Farrow starred in Lantern Night, directed by Ramis.",
     )
-    assert bridge_targets(n, items, [LIT, murray]) == ("coppola", "tokyo", "groundhog")
+    assert bridge_targets(n, items, [LIT, farrow]) == ("castellan", "tokyo", "lantern")

@@ -21,10 +21,10 @@ from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer(
     [
-        ("angel", "Angelique (film)"),
-        ("borderie", "Bernard Borderie"),
-        ("mercier", "Michele Mercier"),
-        ("george", "That Man George"),
+        ("aurel", "Aurelie (film)"),
+        ("varga", "Hale Varga"),
+        ("morrow", "Ines Morrow"),
+        ("gideon", "That Man Gideon"),
     ]
 )
 
@@ -37,18 +37,14 @@ def feat(
     return passage_features(chunk, gazetteer)
 
 
-ANGEL = feat(
-    "angel#0",
-    "angel",
-    "Angelique (film)",
-    "Angelique is a 1964 film directed by Bernard Borderie and starring Michele Mercier.",
+AUREL = feat(
+    "aurel#0",
+    "aurel",
+    "Aurelie (film)",
+    "Aurelie is a 1964 film directed by Hale Varga and starring Ines Morrow.",
 )
-BORDERIE = feat(
-    "borderie#0", "borderie", "Bernard Borderie", "Bernard Borderie (10 June 1924 - 1978)."
-)
-MERCIER = feat(
-    "mercier#0", "mercier", "Michele Mercier", "Michele Mercier was born in 1939 in Nice."
-)
+VARGA = feat("varga#0", "varga", "Hale Varga", "Hale Varga (10 June 1924 - 1978).")
+MORROW = feat("morrow#0", "morrow", "Ines Morrow", "Ines Morrow was born in 1939 in Nice.")
 
 
 def test_role_terms_reads_role_nouns_not_attributes():
@@ -59,55 +55,55 @@ def test_role_terms_reads_role_nouns_not_attributes():
 
 
 def test_role_linked_docs_needs_the_role_word_next_to_the_name():
-    assert ANGEL.role_linked_docs(frozenset({"direct"})) == frozenset({"borderie"})
-    assert ANGEL.role_linked_docs(frozenset({"starr"})) == frozenset({"mercier"})
-    assert ANGEL.role_linked_docs(frozenset()) == frozenset()
+    assert AUREL.role_linked_docs(frozenset({"direct"})) == frozenset({"varga"})
+    assert AUREL.role_linked_docs(frozenset({"starr"})) == frozenset({"morrow"})
+    assert AUREL.role_linked_docs(frozenset()) == frozenset()
 
 
 def test_role_word_in_previous_sentence_does_not_confirm():
-    text = "The film was directed. Michele Mercier starred in it."
+    text = "The film was directed. Ines Morrow starred in it."
     f = feat("x#0", "x", "X", text)
     assert f.role_linked_docs(frozenset({"direct"})) == frozenset()
 
 
 def bridge_item(roles: tuple[str, ...]) -> NeedItem:
-    return NeedItem("bridge", "angelique", "Angelique", ("angel",), "date", roles=roles)
+    return NeedItem("bridge", "aurelie", "Aurelie", ("aurel",), "date", roles=roles)
 
 
 def test_role_confirmed_link_meets_the_bridge_without_relation_words():
     items = [
-        NeedItem("entity", "angelique", "Angelique", ("angel",)),
+        NeedItem("entity", "aurelie", "Aurelie", ("aurel",)),
         NeedItem("terms", "direct born earli", "director born earlier"),
         bridge_item(("direct",)),
     ]
-    # Borderie's page states no "born", yet the anchor names him as the director.
-    assert cover(items[2], BORDERIE, [ANGEL, BORDERIE], items) >= MET
+    # Varga's page states no "born", yet the anchor names him as the director.
+    assert cover(items[2], VARGA, [AUREL, VARGA], items) >= MET
     # The co-star is a side link once the anchor names someone in the asked role.
-    assert cover(items[2], MERCIER, [ANGEL, MERCIER], items) < MET
+    assert cover(items[2], MORROW, [AUREL, MORROW], items) < MET
 
 
 def test_without_roles_the_relation_words_decide():
     items = [
-        NeedItem("entity", "angelique", "Angelique", ("angel",)),
+        NeedItem("entity", "aurelie", "Aurelie", ("aurel",)),
         NeedItem("terms", "direct born earli", "director born earlier"),
         bridge_item(()),
     ]
-    assert cover(items[2], BORDERIE, [ANGEL, BORDERIE], items) < MET
-    assert cover(items[2], MERCIER, [ANGEL, MERCIER], items) >= MET
+    assert cover(items[2], VARGA, [AUREL, VARGA], items) < MET
+    assert cover(items[2], MORROW, [AUREL, MORROW], items) >= MET
 
 
 def test_proper_names_splits_lists_and_keeps_connectors():
-    found = [k for _, k in proper_names("starring Will Arnett and Amy Poehler in Bank of England.")]
-    assert "will arnett" in found and "amy poehler" in found
-    assert "bank of england" in found
-    assert [k for _, k in proper_names("He met Parks and Recreation fans.")] == [
-        "parks and recreation"
+    found = [
+        k for _, k in proper_names("starring Rex Hollis and Nell Sorensen in Bank of England.")
     ]
+    assert "rex hollis" in found and "nell sorensen" in found
+    assert "bank of england" in found
+    assert [k for _, k in proper_names("He met Salt and Iron fans.")] == ["salt and iron"]
     # A comma or bracket ends a name; one capitalised word is no name.
     assert proper_names("Paris, France. London") == []
 
 
-NO_PAGE = Gazetteer([("p", "Pamela Reed"), ("o", "On Broadway")])
+NO_PAGE = Gazetteer([("p", "Tess Rowan"), ("o", "On Broadway")])
 
 
 def named(chunk_id: str, doc_id: str, title: str, text: str) -> PassageFeatures:
@@ -117,15 +113,15 @@ def named(chunk_id: str, doc_id: str, title: str, text: str) -> PassageFeatures:
 REED = named(
     "p#0",
     "p",
-    "Pamela Reed",
-    "She appeared as the mother of main character Leslie Knope (Amy Poehler) on Parks and Rec.",
+    "Tess Rowan",
+    "She appeared as the mother of main character Lena Quist (Nell Sorensen) on Salt and Iron.",
 )
 BROADWAY = named(
-    "o#0", "o", "On Broadway", "On Broadway is a 2006 film starring Will Arnett and Amy Poehler."
+    "o#0", "o", "On Broadway", "On Broadway is a 2006 film starring Rex Hollis and Nell Sorensen."
 )
-UNRELATED = named("u#0", "u", "Unrelated", "A 2006 film starring Will Arnett.")
+UNRELATED = named("u#0", "u", "Unrelated", "A 2006 film starring Rex Hollis.")
 
-QUESTION = "Who is the spouse of the actress that plays leslie knope on parks and rec?"
+QUESTION = "Who is the spouse of the actress that plays lena quist on salt and iron?"
 
 
 def test_shared_rare_name_is_the_hop_when_the_question_names_no_page():
@@ -142,18 +138,18 @@ def test_bridge_names_become_atomic_micro_queries():
     needs = question_needs(QUESTION, NO_PAGE)
     items = need_items(needs)
     hops = bridge_names(needs, items, [REED])
-    assert hops[0][0] == "amy poehler"
+    assert hops[0][0] == "nell sorensen"
     # The relation words the name's sentence already states are not asked again.
-    assert "spouse" in hops[0][1] and "knope" not in hops[0][1]
+    assert "spouse" in hops[0][1] and "quist" not in hops[0][1]
     gaps = gap_spec(needs, items, [REED])
     assert gaps and gaps[0].hops == hops
     texts = [q.text for q in micro_queries(gaps, [], doc_titles={})]
-    assert texts[0].startswith("amy poehler spouse")
+    assert texts[0].startswith("nell sorensen spouse")
 
 
 def test_gap_round_trips_its_hops():
     gap = Gap(
-        "missing_relation", "X", "spouse", None, "why", ("d",), 2, (("amy poehler", "spouse"),)
+        "missing_relation", "X", "spouse", None, "why", ("d",), 2, (("nell sorensen", "spouse"),)
     )
     back = Gap.from_dict(gap.to_dict())
     assert back.hops == gap.hops and back.targets == gap.targets
@@ -163,12 +159,12 @@ def test_a_lower_case_attribute_noun_is_not_a_question_entity():
     gazetteer = Gazetteer(
         [
             ("y", "Year"),
-            ("fb", "The First Blast of the Trumpet Against the Monstruous Regiment of Women"),
+            ("fb", "The Second Sound of the Bell Against the Wandering Tribes of Old"),
         ]
     )
     needs = question_needs(
-        "What year did the author of The First Blast of the Trumpet Against the Monstruous "
-        "Regiment of Women die?",
+        "What year did the author of The Second Sound of the Bell Against the Wandering "
+        "Tribes of Old die?",
         gazetteer,
     )
     # A twelve-word title is matched whole; the asked "year" is no entity.
@@ -210,10 +206,10 @@ def test_content_links_serve_anchors_without_title_links():
 
 
 def test_role_named_keys_reads_the_words_before_a_name():
-    text = "A 1943 painting by the British painter Laura Knight, shown with Ruby Loftus."
+    text = "A 1943 painting by the British painter Vera Lind, shown with Ruby Lowell."
     f = feat("r#0", "r", "Ruby", text, Gazetteer([]))
-    assert f.role_named_keys(frozenset({stem("painter")})) == frozenset({"laura knight"})
-    assert f.role_named_keys(frozenset({"by"})) == frozenset({"laura knight"})
+    assert f.role_named_keys(frozenset({stem("painter")})) == frozenset({"vera lind"})
+    assert f.role_named_keys(frozenset({"by"})) == frozenset({"vera lind"})
     assert f.role_named_keys(frozenset({"direct"})) == frozenset()
 
 

@@ -119,29 +119,29 @@ def test_relations_and_qualifiers_resolve_and_deduplicate():
 
 
 def test_without_chunks_drops_facts_of_evicted_passages():
-    rel = Relation("sofia coppola", "directed", "lost in translation", Provenance("lit#0", 0), 1.0)
-    qual = Qualifier("sofia coppola", "date", "1971", Provenance("sc#0", 0))
+    rel = Relation("mira castellan", "directed", "lost in fogland", Provenance("lit#0", 0), 1.0)
+    qual = Qualifier("mira castellan", "date", "1971", Provenance("sc#0", 0))
     ledger = EntityLedger().merge(
         facts(
-            mention("lost in translation", "Lost in Translation", ["lit"], "lit#0"),
-            mention("sofia coppola", "Sofia Coppola", ["sc"], "lit#0"),
-            mention("sofia coppola", "Sofia Coppola", ["sc"], "sc#0"),
+            mention("lost in fogland", "Lost in Fogland", ["lit"], "lit#0"),
+            mention("mira castellan", "Mira Castellan", ["sc"], "lit#0"),
+            mention("mira castellan", "Mira Castellan", ["sc"], "sc#0"),
             relations=[rel],
             qualifiers=[qual],
             chunks=["lit#0", "sc#0"],
         )
     )
     after = ledger.without_chunks(["sc#0"])
-    # Sofia Coppola is still supported by lit#0; her date only by sc#0.
-    assert sorted(after.entities) == ["lost in translation", "sofia coppola"]
-    assert after.entities["sofia coppola"].provenance == (Provenance("lit#0", 0),)
+    # Mira Castellan is still supported by lit#0; her date only by sc#0.
+    assert sorted(after.entities) == ["lost in fogland", "mira castellan"]
+    assert after.entities["mira castellan"].provenance == (Provenance("lit#0", 0),)
     assert after.qualifiers == ()
     assert after.relations == (rel,)
     assert after.chunk_ids == ("lit#0",)
 
     gone = ledger.without_chunks(["lit#0", "sc#0"])
     assert gone.entities == {} and gone.alias_map == {} and gone.relations == ()
-    assert gone.resolve("sofia coppola") is None
+    assert gone.resolve("mira castellan") is None
     # The original is untouched.
     assert len(ledger.entities) == 2 and ledger.qualifiers == (qual,)
 

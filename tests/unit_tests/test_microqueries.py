@@ -5,7 +5,7 @@ from __future__ import annotations
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.microqueries import MicroQuery, micro_queries
 
-TITLES = {"coppola": "Sofia Coppola", "murray": "Bill Murray", "lit": "Lost in Translation (film)"}
+TITLES = {"castellan": "Mira Castellan", "farrow": "Owen Farrow", "lit": "Lost in Fogland (film)"}
 
 
 def gap(kind, entity, relation="", qualifier=None, targets=()):
@@ -18,44 +18,42 @@ def texts(queries: list[MicroQuery]) -> list[str]:
 
 def test_missing_entity_query_is_the_entity_name_with_title_targets():
     (q,) = micro_queries(
-        [gap("missing_entity", "Lost in Translation", targets=["lit"])], [], doc_titles=TITLES
+        [gap("missing_entity", "Lost in Fogland", targets=["lit"])], [], doc_titles=TITLES
     )
-    assert q == MicroQuery("Lost in Translation", "Lost in Translation", "missing_entity", ("lit",))
+    assert q == MicroQuery("Lost in Fogland", "Lost in Fogland", "missing_entity", ("lit",))
 
 
 def test_missing_qualifier_query_is_entity_plus_value_type():
     (q,) = micro_queries(
-        [gap("missing_qualifier", "Sofia Coppola", qualifier="date", targets=["coppola"])],
+        [gap("missing_qualifier", "Mira Castellan", qualifier="date", targets=["castellan"])],
         [],
         doc_titles=TITLES,
     )
-    assert q.text == "Sofia Coppola date year"
+    assert q.text == "Mira Castellan date year"
     assert (q.entity, q.gap_kind, q.title_targets) == (
-        "Sofia Coppola",
+        "Mira Castellan",
         "missing_qualifier",
-        ("coppola",),
+        ("castellan",),
     )
 
 
 def test_missing_qualifier_query_uses_the_relation_words_when_known():
     (q,) = micro_queries(
-        [gap("missing_qualifier", "Sofia Coppola", "born", "date")], [], doc_titles=TITLES
+        [gap("missing_qualifier", "Mira Castellan", "born", "date")], [], doc_titles=TITLES
     )
-    assert q.text == "Sofia Coppola born"
+    assert q.text == "Mira Castellan born"
 
 
 def test_missing_relation_queries_anchor_on_each_linked_document_then_the_subject():
-    g = gap(
-        "missing_relation", "Lost in Translation", "director born", "date", ["coppola", "murray"]
-    )
+    g = gap("missing_relation", "Lost in Fogland", "director born", "date", ["castellan", "farrow"])
     queries = micro_queries([g], [], doc_titles=TITLES)
     assert texts(queries) == [
-        "Sofia Coppola director born",
-        "Bill Murray director born",
-        "Lost in Translation director born",
+        "Mira Castellan director born",
+        "Owen Farrow director born",
+        "Lost in Fogland director born",
     ]
-    assert [q.title_targets for q in queries] == [("coppola",), ("murray",), ()]
-    assert [q.entity for q in queries] == ["Sofia Coppola", "Bill Murray", "Lost in Translation"]
+    assert [q.title_targets for q in queries] == [("castellan",), ("farrow",), ()]
+    assert [q.entity for q in queries] == ["Mira Castellan", "Owen Farrow", "Lost in Fogland"]
 
 
 def test_unanchored_relation_gap_queries_the_relation_alone():
@@ -66,9 +64,9 @@ def test_unanchored_relation_gap_queries_the_relation_alone():
 
 def test_every_query_names_its_entity():
     gaps = [
-        gap("missing_entity", "Bill Murray"),
-        gap("missing_qualifier", "Sofia Coppola", qualifier="date"),
-        gap("missing_relation", "Lost in Translation", "director", None, ["coppola"]),
+        gap("missing_entity", "Owen Farrow"),
+        gap("missing_qualifier", "Mira Castellan", qualifier="date"),
+        gap("missing_relation", "Lost in Fogland", "director", None, ["castellan"]),
     ]
     for q in micro_queries(gaps, [], doc_titles=TITLES):
         assert q.entity and q.text.startswith(q.entity)
@@ -76,27 +74,27 @@ def test_every_query_names_its_entity():
 
 def test_one_query_per_gap_in_priority_order():
     gaps = [
-        gap("missing_entity", "Bill Murray"),
-        gap("missing_qualifier", "Sofia Coppola", qualifier="date"),
+        gap("missing_entity", "Owen Farrow"),
+        gap("missing_qualifier", "Mira Castellan", qualifier="date"),
     ]
     assert texts(micro_queries(gaps, [], doc_titles=TITLES)) == [
-        "Bill Murray",
-        "Sofia Coppola date year",
+        "Owen Farrow",
+        "Mira Castellan date year",
     ]
 
 
 def test_issued_queries_are_never_repeated_after_normalisation():
     gaps = [
-        gap("missing_entity", "Bill Murray"),
-        gap("missing_qualifier", "Sofia Coppola", qualifier="date"),
+        gap("missing_entity", "Owen Farrow"),
+        gap("missing_qualifier", "Mira Castellan", qualifier="date"),
     ]
-    issued = ["the bill murray", "SOFIA COPPOLA date year!"]
+    issued = ["the owen farrow", "MIRA CASTELLAN date year!"]
     assert micro_queries(gaps, issued, doc_titles=TITLES) == []
 
 
 def test_duplicate_gaps_yield_one_query():
-    gaps = [gap("missing_entity", "Bill Murray"), gap("missing_entity", "Bill Murray's")]
-    assert texts(micro_queries(gaps, [], doc_titles=TITLES)) == ["Bill Murray"]
+    gaps = [gap("missing_entity", "Owen Farrow"), gap("missing_entity", "Owen Farrow's")]
+    assert texts(micro_queries(gaps, [], doc_titles=TITLES)) == ["Owen Farrow"]
 
 
 def test_limit_is_respected():
@@ -111,10 +109,10 @@ def test_no_gaps_no_queries():
 
 
 def test_micro_query_to_dict_is_json_safe():
-    q = MicroQuery("Sofia Coppola born", "Sofia Coppola", "missing_relation", ("coppola",))
+    q = MicroQuery("Mira Castellan born", "Mira Castellan", "missing_relation", ("castellan",))
     assert q.to_dict() == {
-        "text": "Sofia Coppola born",
-        "entity": "Sofia Coppola",
+        "text": "Mira Castellan born",
+        "entity": "Mira Castellan",
         "gap_kind": "missing_relation",
-        "title_targets": ["coppola"],
+        "title_targets": ["castellan"],
     }

@@ -11,8 +11,8 @@ GAZETTEER = Gazetteer(
     [
         ("ppt", "Payments Platform Team"),
         ("ledgerline", "Ledgerline Billing Service"),
-        ("coppola", "Sofia Coppola"),
-        ("lit", "Lost in Translation (film)"),
+        ("castellan", "Mira Castellan"),
+        ("lit", "Lost in Fogland (film)"),
         ("toronto", "Toronto Office"),
         ("lisbon", "Lisbon Office"),
         ("kestrel", "Project Kestrel"),
@@ -30,23 +30,23 @@ def needs(question: str) -> QuestionNeeds:
     ("question", "expected"),
     [
         ("Who leads the Payments Platform Team?", "person"),
-        ("Which director made Lost in Translation?", "person"),
+        ("Which director made Lost in Fogland?", "person"),
         ("Whose team owns Ledgerline?", "person"),
         ("When did Dana Whitcombe join Corvane?", "date"),
-        ("What year was the director of Lost in Translation born?", "date"),
+        ("What year was the director of Lost in Fogland born?", "date"),
         ("How many engineers does PPT have?", "number"),
         ("What percentage of invoices failed?", "number"),
         ("How old is the Lisbon Office?", "number"),
         ("Where is the team that owns Ledgerline based?", "place"),
         ("In what city is the Lisbon Office?", "place"),
         ("Which country hosts the Toronto Office?", "place"),
-        ("Is Sofia Coppola older than Dana Whitcombe?", "yes_no"),
+        ("Is Mira Castellan older than Dana Whitcombe?", "yes_no"),
         ("Did PPT and the Search Experience Team both move offices?", "yes_no"),
         ("Are the Toronto Office and the Lisbon Office the same size?", "yes_no"),
         ("Which opened first, the Toronto Office or the Lisbon Office?", "choice"),
-        ("Who is older, Sofia Coppola or Dana Whitcombe?", "choice"),
-        ("Who was born first, Sofia Coppola or Dana Whitcombe?", "choice"),
-        ("Which director was born in Tokyo, Sofia Coppola or Dana Whitcombe?", "choice"),
+        ("Who is older, Mira Castellan or Dana Whitcombe?", "choice"),
+        ("Who was born first, Mira Castellan or Dana Whitcombe?", "choice"),
+        ("Which director was born in Tokyo, Mira Castellan or Dana Whitcombe?", "choice"),
         ("Is Ledgerline owned by PPT or by the Search Experience Team?", "choice"),
         ("What does the acronym PPT stand for?", "other"),
         ("Which team owns Ledgerline?", "other"),
@@ -65,12 +65,15 @@ def test_answer_types_are_declared():
     ("question", "expected"),
     [
         ("Who leads the team that owns Ledgerline?", "bridge"),
-        ("What year was the director of Lost in Translation born?", "bridge"),
-        ("Is Sofia Coppola older than Dana Whitcombe?", "comparison"),
+        ("What year was the director of Lost in Fogland born?", "bridge"),
+        ("Is Mira Castellan older than Dana Whitcombe?", "comparison"),
         ("Which opened first, the Toronto Office or the Lisbon Office?", "comparison"),
         ("How many more engineers does PPT have than Project Kestrel?", "comparison"),
-        # A comparative word with a single named entity is no comparison.
-        ("Who was the first lead of PPT?", "bridge"),
+        # A comparative word with a single named entity is no comparison, and asking
+        # for the described entity itself ("the first lead of PPT") is one hop.
+        ("Who was the first lead of PPT?", "single"),
+        ("Which team owns Ledgerline?", "single"),
+        ("Who leads the team that owns the service whose lead left PPT?", "multi_step"),
     ],
 )
 def test_structure(question, expected):
@@ -78,17 +81,17 @@ def test_structure(question, expected):
 
 
 def test_entities_from_gazetteer_capitalised_spans_and_quotes():
-    n = needs('Did Dana Whitcombe at Corvane Labs ever watch "Lost in Translation"?')
+    n = needs('Did Dana Whitcombe at Corvane Labs ever watch "Lost in Fogland"?')
     assert [(e.name, e.source) for e in n.entities] == [
         ("Dana Whitcombe", "gazetteer"),
         ("Corvane Labs", "capitalized"),
-        ("Lost in Translation", "quoted"),
+        ("Lost in Fogland", "quoted"),
     ]
     by_name = {e.name: e for e in n.entities}
     assert by_name["Dana Whitcombe"].targets == ("dana",)
     assert by_name["Corvane Labs"].targets == ()
-    assert by_name["Lost in Translation"].targets == ("lit",)  # quoted titles are looked up
-    assert by_name["Lost in Translation"].key == "lost in translation"
+    assert by_name["Lost in Fogland"].targets == ("lit",)  # quoted titles are looked up
+    assert by_name["Lost in Fogland"].key == "lost in fogland"
 
 
 def test_entities_resolve_aliases_and_possessives():
@@ -109,7 +112,7 @@ def test_question_words_are_not_entities():
 
 
 def test_relation_terms_exclude_entities_and_question_words():
-    n = needs("What year was the director of Lost in Translation born?")
+    n = needs("What year was the director of Lost in Fogland born?")
     assert n.relation_terms == ("year", "director", "born")
     n = needs("Which team owns the Ledgerline Billing Service?")
     assert n.relation_terms == ("team", "owns")
@@ -120,13 +123,19 @@ def test_choice_options_are_the_named_alternatives():
     assert n.options == ("Toronto Office", "Lisbon Office")
     n = needs("Is Ledgerline owned by PPT or by the Search Experience Team?")
     assert n.options == ("PPT", "Search Experience Team")
-    n = needs("Who is older, Sofia Coppola or Dana Whitcombe?")
-    assert n.options == ("Sofia Coppola", "Dana Whitcombe")
+    n = needs("Who is older, Mira Castellan or Dana Whitcombe?")
+    assert n.options == ("Mira Castellan", "Dana Whitcombe")
 
 
 def test_options_only_for_choice_questions():
     assert needs("Who leads the Payments Platform Team?").options == ()
-    assert needs("Is Sofia Coppola older than Dana Whitcombe?").options == ()
+    assert needs("Is Mira Castellan older than Dana Whitcombe?").options == ()
+
+
+def test_needs_from_an_older_state_read_hops_from_the_structure():
+    data = needs("What year was the director of Lost in Fogland born?").to_dict()
+    del data["hops"], data["answer_modifiers"]
+    assert QuestionNeeds.from_dict(data).hops == 2
 
 
 def test_needs_round_trip():

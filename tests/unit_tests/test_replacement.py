@@ -431,15 +431,15 @@ class TinyIndex:
 INDEX = TinyIndex(
     {
         "lit": (
-            "Lost in Translation (film)",
-            ["Lost in Translation is a 2003 film directed by Sofia Coppola."],
+            "Lost in Fogland (film)",
+            ["Lost in Fogland is a 2003 film directed by Mira Castellan."],
         ),
-        "coppola": ("Sofia Coppola", ["Sofia Coppola was born in May 1971."]),
+        "castellan": ("Mira Castellan", ["Mira Castellan was born in May 1971."]),
         "tokyo": ("Tokyo", ["Tokyo is a large city."]),
     }
 )
 CTX = SimpleNamespace(index=INDEX, reasoner=OfflineReasoner())
-QUESTION = "What year was the director of Lost in Translation born?"
+QUESTION = "What year was the director of Lost in Fogland born?"
 
 
 def node_state(slots, loop=0, **extra):
@@ -455,7 +455,7 @@ def node_state(slots, loop=0, **extra):
 
 
 def test_assess_stops_when_sufficient():
-    out = assess_node(node_state(["lit#0", "coppola#0"]), CTX, SealConfig(), None)
+    out = assess_node(node_state(["lit#0", "castellan#0"]), CTX, SealConfig(), None)
     assert out["sufficient"] and out["gaps"] == []
     assert out["stop_reason"].startswith("sufficient")
 
@@ -476,7 +476,7 @@ def test_micro_query_stops_when_no_new_query_is_left():
     gaps = assess_node(node_state(["lit#0"]), CTX, SealConfig(), None)["gaps"]
     first = micro_query_node(node_state(["lit#0"], gaps=gaps, issued=[]), CTX, SealConfig(), None)
     assert first["queries"] and "stop_reason" not in first
-    assert "coppola#0" in {c for ids in first["candidates"].values() for c in ids}
+    assert "castellan#0" in {c for ids in first["candidates"].values() for c in ids}
     again = micro_query_node(
         node_state(["lit#0"], loop=1, gaps=gaps, issued=first["issued"]), CTX, SealConfig(), None
     )
@@ -487,19 +487,19 @@ def test_micro_query_stops_when_no_new_query_is_left():
 def test_replace_stops_when_no_swap_improves():
     cfg = SealConfig(k=2)
     state = node_state(
-        ["lit#0", "coppola#0"],
+        ["lit#0", "castellan#0"],
         loop=1,
         candidates={"tokyo": ["tokyo#0"]},
         queries=[{"text": "tokyo"}],
     )
     out = replace_node(state, CTX, cfg, None)
-    assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "coppola#0"]
+    assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "castellan#0"]
     assert out["stop_reason"] == "no swap improves the evidence set"
     # A candidate that closes the bridge gap replaces the weak passage and the loop goes on.
     state = node_state(
-        ["lit#0", "tokyo#0"], loop=1, candidates={"q": ["coppola#0"]}, queries=[{"text": "q"}]
+        ["lit#0", "tokyo#0"], loop=1, candidates={"q": ["castellan#0"]}, queries=[{"text": "q"}]
     )
     out = replace_node(state, CTX, cfg, None)
-    assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "coppola#0"]
+    assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "castellan#0"]
     assert out["blocklist"] == ["tokyo#0"]
     assert "stop_reason" not in out
