@@ -14,6 +14,8 @@ import numpy as np
 
 from sealgraph.config import SealConfig
 from sealgraph.ledger.microqueries import MicroQuery
+from sealgraph.ledger.needs import QuestionNeeds, focus_text, scope_clauses
+from sealgraph.types import Hit
 
 DOC_CHUNKS = 3
 """Chunks taken from each document a micro-query names (its best for the relation)."""
@@ -82,3 +84,40 @@ def gather_candidates(
         )
         out[q.text] = [c for c in dict.fromkeys(ids) if c not in exclude]
     return out
+
+
+def scope_documents(needs: QuestionNeeds) -> tuple[str, ...]:
+    """Documents the question's scope clause names ("Consider X's privacy policy; ...").
+
+    Only entities written inside a scope clause count, and only those the corpus
+    resolves to documents: the clause picks the documents, the rest of the question
+    asks something of them.
+    """
+    clauses = [needs.question[a:b] for a, b in scope_clauses(needs.question)]
+    if not clauses:
+        return ()
+    docs: dict[str, None] = {}
+    for entity in needs.entities:
+        if entity.targets and any(entity.name in clause for clause in clauses):
+            docs.update(dict.fromkeys(entity.targets))
+    return tuple(docs)
+
+
+def initial_hits(index, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
+    """Return the initial top-k evidence: hybrid search, or the scope documents' best chunks.
+
+    A question whose scope clause names documents asks its remaining clause of
+    those documents: their chunks are ranked by that clause alone (the scope's words
+    are in every chunk of the document and would only favour its opening), and fill
+    the set before anything else. Without a scope, this is plain hybrid search on
+    the question.
+    """
+    flat = index.search_hybrid(needs.question, k, config.retrieval)
+    docs = scope_documents(needs)
+    if not docs:
+        return flat[:k]
+    chunk_ids = [c.chunk_id for d in docs for c in index.doc_chunks(d)]
+    ranked = [chunk_ids[i] for i in rank_doc_chunks(index, focus_text(needs.question), chunk_ids)]
+    chosen = ranked[:k]
+    chosen += [h.chunk_id for h in flat if h.chunk_id not in chosen][: k - len(chosen)]
+    return [Hit(cid, 1.0 / (_RRF_K + rank), rank, "scoped") for rank, cid in enumerate(chosen)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sealgraph.errors import InputError
+from sealgraph.ledger.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import question_needs
 from sealgraph.nodes._common import EventWriter
@@ -42,7 +43,7 @@ def search(state, ctx, cfg, config) -> dict:
         f"{', '.join(e.name for e in needs.entities) or 'no known entity'}",
         needs.to_dict(),
     )
-    hits = ctx.index.search_hybrid(question, cfg.k, cfg.retrieval)
+    hits = initial_hits(ctx.index, needs, cfg.k, cfg)
     slots = [{"chunk_id": h.chunk_id, "inserted_loop": 0} for h in hits[: cfg.k]]
     w.add(
         "retrieved",
