@@ -159,7 +159,7 @@ _POSSESSIVE_RE = re.compile(r"['’]s\b")
 
 
 def fold(text: str) -> str:
-    """Lower-case and strip accents (``"Beyoncé"`` → ``"beyonce"``)."""
+    """Lower-case and strip accents (``"Renée"`` → ``"renee"``)."""
     if text.isascii():  # fast path: nothing to decompose
         return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
@@ -181,7 +181,7 @@ def normalize_name(name: str) -> str:
     """Canonical key of an entity name for alias matching.
 
     Folds case and accents, drops a trailing parenthetical disambiguator
-    (``"Parklife (album)"`` → ``"parklife"``), possessives, a leading article and
+    (``"Harbourlight (album)"`` → ``"harbourlight"``), possessives, a leading article and
     punctuation, and collapses whitespace.
     """
     text = fold(name).strip()

@@ -38,7 +38,7 @@ def stem(word: str) -> str:
     """Light plural/possessive stemmer (Harman's S-stemmer plus ``'s``).
 
     ``"albums"`` → ``"album"``, ``"stories"`` → ``"story"``, ``"horses"`` →
-    ``"horse"``, ``"parklife's"`` → ``"parklife"``; words of three letters or fewer
+    ``"horse"``, ``"harbourlight's"`` → ``"harbourlight"``; words of three letters or fewer
     and words ending in ``ss``, ``us`` or ``is`` are kept.
     """
     if word.endswith(("'s", "’s")):

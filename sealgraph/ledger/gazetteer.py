@@ -1,8 +1,8 @@
 """The corpus gazetteer: titles, headings and their aliases mapped to documents.
 
 The offline reasoner links entity mentions to documents through the corpus's own
-structure: a document title (``"Parklife (album)"``), the aliases derived from it
-(``"Parklife"``, an acronym, a surname) and section headings. Mentions are found by
+structure: a document title (``"Harbourlight (album)"``), the aliases derived from it
+(``"Harbourlight"``, an acronym, a surname) and section headings. Mentions are found by
 longest-match over word n-grams, so ``"the Payments Platform Team's budget"``
 links to the document titled *Payments Platform Team*.
 """

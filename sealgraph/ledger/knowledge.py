@@ -169,7 +169,7 @@ class CorpusKnowledge:
     def distinctive_name(self, key: str) -> bool:
         """Tell whether a proper name is rare enough in the corpus to link passages.
 
-        "Amy Poehler" named in three passages links them; "United States" named in
+        "Ines Varga" named in three passages links them; "United States" named in
         hundreds links nothing. Name frequencies come from the index's stored tables
         (:data:`TABLES_FILE`), or are counted on first use (one pass over the chunks).
         """

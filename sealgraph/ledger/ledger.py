@@ -134,8 +134,8 @@ class EntityLedger:
         for key, name, doc_ids, prov, conf in facts.entities:
             eid = resolve(key)
             if eid is None:
-                # Two names that share a document are one entity ("Parklife" and
-                # "Parklife (album)"): link through the gazetteer targets too.
+                # Two names that share a document are one entity ("Harbourlight" and
+                # "Harbourlight (album)"): link through the gazetteer targets too.
                 eid = next(
                     (e.id for e in entities.values() if doc_ids and set(doc_ids) == set(e.doc_ids)),
                     None,

@@ -247,8 +247,8 @@ def test_a_huge_one_line_document_answers_from_its_first_sentence(tmp_path):
 def test_corpus_tables_and_bm25_vocabulary_match_their_per_text_definitions():
     texts = [
         "The Beatles' albums were recorded at Abbey Road Studios in London.",
-        "Parklife's stories: horses, directed by a director; running runners ran.",
-        "Beyoncé and the BEATLES recorded there too, and the studio's albums sold.",
+        "Harbourlight's stories: horses, directed by a director; running runners ran.",
+        "Renée and the TIDEWATER recorded there too, and the studio's albums sold.",
     ]
     chunks = [
         Chunk(f"d#{i}", "d", "Title", (), i, 0, len(t), t, 1, ((0, len(t)),))

@@ -153,8 +153,9 @@ def test_the_graph_keeps_the_named_documents_initial_chunks(tmp_path: Path):
         docs, tmp_path / "index", embedder="none", max_chunk_tokens=24, warn=lambda _: None
     )
     question = 'Consider "Alpha Notes"\'s privacy policy; who sees my data?'
-    flat = [h.chunk_id for h in index.search_hybrid(question, 3)]
-    named = [c for c in flat if index.get_chunk(c).doc_id == "alpha.md"]
     result = build_graph(index=index, config={"k": 3}).invoke({"question": question})
+    (retrieved,) = [e for e in result["seal_log"] if e["kind"] == "retrieved"]
+    initial = [h["chunk_id"] for h in retrieved["data"]["hits"]][:3]
+    named = [c for c in initial if index.get_chunk(c).doc_id == "alpha.md"]
     kept = [e["chunk_id"] for e in result["evidence"]]
     assert named and set(named) <= set(kept)

@@ -17,14 +17,14 @@ TITLES = [
     ("ppt", "Payments Platform Team"),
     ("set", "Search Experience Team"),
     ("ledgerline", "Ledgerline Billing Service"),
-    ("coppola", "Sofia Coppola"),
-    ("parklife-album", "Parklife (album)"),
-    ("parklife-song", "Parklife (song)"),
+    ("lindqvist", "Mara Lindqvist"),
+    ("harbourlight-album", "Harbourlight (album)"),
+    ("harbourlight-song", "Harbourlight (song)"),
     ("concord", "Concord, California"),
     ("apple-inc", "Apple Inc."),
     ("apple-computer", "Apple Computer"),
     ("music", "Music"),
-    ("gaga", "Lady Gaga"),
+    ("gaga", "Lady Marlow"),
 ]
 
 
@@ -41,7 +41,7 @@ def mentions(gaz: Gazetteer, text: str) -> list[tuple[str, str, tuple[str, ...],
 
 
 def test_title_alias_drops_parenthetical_disambiguator():
-    assert title_aliases("Parklife (album)") == [("parklife", "title")]
+    assert title_aliases("Harbourlight (album)") == [("harbourlight", "title")]
 
 
 def test_title_alias_comma_head_is_an_alias():
@@ -75,14 +75,14 @@ def test_strip_org_suffix_keeps_a_one_word_name():
 
 def test_acronym_needs_three_content_words():
     assert acronym("payments platform team") == "ppt"
-    assert acronym("sofia coppola") == ""
+    assert acronym("mara lindqvist") == ""
     # Stopwords do not contribute initials.
     assert acronym("bank of the north east") == "bne"
     assert ("ppt", "acronym") in title_aliases("Payments Platform Team")
 
 
 def test_surname_partial_for_two_word_person_name():
-    assert title_aliases("Sofia Coppola") == [("sofia coppola", "title"), ("coppola", "partial")]
+    assert title_aliases("Mara Lindqvist") == [("mara lindqvist", "title"), ("lindqvist", "partial")]
 
 
 def test_short_last_word_is_not_a_partial():
@@ -107,9 +107,9 @@ def test_lookup_by_title_alias_and_org_suffix(gazetteer):
 
 
 def test_ambiguous_name_keeps_every_target(gazetteer):
-    assert gazetteer.lookup("Parklife") == (("parklife-album", "parklife-song"), "title")
-    found = gazetteer.find_mentions("Parklife reached number two.")
-    assert [m.targets for m in found] == [("parklife-album", "parklife-song")]
+    assert gazetteer.lookup("Harbourlight") == (("harbourlight-album", "harbourlight-song"), "title")
+    found = gazetteer.find_mentions("Harbourlight reached number two.")
+    assert [m.targets for m in found] == [("harbourlight-album", "harbourlight-song")]
     # "Apple" is an alias of two documents: it stays ambiguous.
     assert gazetteer.lookup("Apple")[0] == ("apple-computer", "apple-inc")
 
@@ -124,34 +124,34 @@ def test_longest_match_with_possessive_case_and_article(gazetteer):
 
 
 def test_longest_match_prefers_full_title_over_partial(gazetteer):
-    found = gazetteer.find_mentions("Sofia Coppola met Coppola fans.")
+    found = gazetteer.find_mentions("Mara Lindqvist met Lindqvist fans.")
     assert [(m.key, m.kind) for m in found] == [
-        ("sofia coppola", "title"),
-        ("coppola", "partial"),
+        ("mara lindqvist", "title"),
+        ("lindqvist", "partial"),
     ]
-    assert found[0].start == 0 and found[0].end == len("Sofia Coppola")
+    assert found[0].start == 0 and found[0].end == len("Mara Lindqvist")
 
 
 def test_single_lowercase_words_do_not_link_through_partials_or_acronyms(gazetteer):
-    assert mentions(gazetteer, "a coppola of wine") == []
+    assert mentions(gazetteer, "a lindqvist of wine") == []
     assert mentions(gazetteer, "the ppt slides") == []
     assert mentions(gazetteer, "a lady sang") == []
     # Capitalised, the same words are names.
     assert [m[1] for m in mentions(gazetteer, "we asked PPT")] == ["ppt"]
-    assert [m[1] for m in mentions(gazetteer, "and Coppola agreed")] == ["coppola"]
+    assert [m[1] for m in mentions(gazetteer, "and Lindqvist agreed")] == ["lindqvist"]
 
 
 def test_single_word_inside_a_longer_capitalised_name_is_not_a_mention(gazetteer):
-    # "Coppola" in "Gia Coppola" names someone else; "Music" in "Music Hall" too.
-    assert mentions(gazetteer, "the film by Gia Coppola") == []
+    # "Lindqvist" in "Gia Lindqvist" names someone else; "Music" in "Music Hall" too.
+    assert mentions(gazetteer, "the film by Gia Lindqvist") == []
     assert mentions(gazetteer, "at the Music Hall tonight") == []
     # A capitalised sentence start is no part of a name.
-    assert [m[1] for m in mentions(gazetteer, "Yesterday Coppola agreed.")] == ["coppola"]
+    assert [m[1] for m in mentions(gazetteer, "Yesterday Lindqvist agreed.")] == ["lindqvist"]
 
 
 def test_capitalised_runs_stop_at_sentence_boundaries(gazetteer):
-    text = "We asked PPT. Coppola agreed. Then Lady Gaga sang."
-    assert [m[1] for m in mentions(gazetteer, text)] == ["ppt", "coppola", "lady gaga"]
+    text = "We asked PPT. Lindqvist agreed. Then Lady Marlow sang."
+    assert [m[1] for m in mentions(gazetteer, text)] == ["ppt", "lindqvist", "lady marlow"]
 
 
 def test_single_lowercase_word_links_only_as_a_title(gazetteer):
@@ -162,15 +162,15 @@ def test_single_lowercase_word_links_only_as_a_title(gazetteer):
 
 
 def test_mention_offsets_point_at_the_surface(gazetteer):
-    text = "Yesterday Lady Gaga sang."
+    text = "Yesterday Lady Marlow sang."
     (m,) = gazetteer.find_mentions(text)
-    assert text[m.start : m.end] == m.surface == "Lady Gaga"
+    assert text[m.start : m.end] == m.surface == "Lady Marlow"
     assert m.capitalized
 
 
 def test_min_kind_filters_partials(gazetteer):
-    assert gazetteer.find_mentions("Coppola agreed.", min_kind="acronym") == []
-    assert len(gazetteer.find_mentions("Coppola agreed.")) == 1
+    assert gazetteer.find_mentions("Lindqvist agreed.", min_kind="acronym") == []
+    assert len(gazetteer.find_mentions("Lindqvist agreed.")) == 1
 
 
 def test_headings_rank_below_titles_and_acronyms():
@@ -196,7 +196,7 @@ def test_declared_alias_outranks_acronym_of_another_document():
 def test_gazetteer_is_deterministic_in_input_order():
     a = Gazetteer(TITLES)
     b = Gazetteer(list(reversed(TITLES)))
-    text = "Apple Inc. and Parklife and the Search Experience Team and Coppola"
+    text = "Apple Inc. and Harbourlight and the Search Experience Team and Lindqvist"
     assert a.find_mentions(text) == b.find_mentions(text)
     assert a.title_key == b.title_key
 

@@ -112,16 +112,16 @@ def test_same_file_named_twice_is_read_once(tiny_docs_dir):
 
 
 def test_qa_jsonl_paragraphs_become_documents_with_spans(tmp_path):
-    sents = ["Blur were a band.", " Parklife is their album.", " It came out in 1994."]
-    write(tmp_path / "qa.jsonl", qa_line([("Blur", sents), ("Other", ["Other text."])]) + "\n")
+    sents = ["Tidewater were a band.", " Harbourlight is their album.", " It came out in 1994."]
+    write(tmp_path / "qa.jsonl", qa_line([("Tidewater", sents), ("Other", ["Other text."])]) + "\n")
     docs = load_documents(tmp_path / "qa.jsonl")
-    assert [d.title for d in docs] == ["Blur", "Other"]
+    assert [d.title for d in docs] == ["Tidewater", "Other"]
     blur = docs[0]
     assert blur.text == "".join(sents)
     spans = blur.metadata["sentence_spans"]
     assert [blur.text[a:b] for a, b in spans] == sents
-    expected = "p-" + hashlib.sha1(f"Blur\x00{blur.text}".encode()).hexdigest()[:16]
-    assert blur.doc_id == expected == qa_doc_id("Blur", blur.text)
+    expected = "p-" + hashlib.sha1(f"Tidewater\x00{blur.text}".encode()).hexdigest()[:16]
+    assert blur.doc_id == expected == qa_doc_id("Tidewater", blur.text)
     assert blur.source.endswith("qa.jsonl:1")
 
 

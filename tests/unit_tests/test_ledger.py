@@ -67,25 +67,25 @@ def test_acronym_resolves_to_the_same_entity():
 
 def test_shared_document_links_two_names():
     ledger = EntityLedger().merge(
-        facts(mention("parklife", "Parklife (album)", ["parklife-album"]))
+        facts(mention("harbourlight", "Harbourlight (album)", ["harbourlight-album"]))
     )
     ledger = ledger.merge(
-        facts(mention("parklife album", "Parklife album", ["parklife-album"], "z#0"))
+        facts(mention("harbourlight album", "Harbourlight album", ["harbourlight-album"], "z#0"))
     )
-    assert list(ledger.entities) == ["parklife"]
-    assert ledger.resolve("parklife album") == "parklife"
-    assert ledger.has_doc("parklife-album")
-    assert not ledger.has_doc("parklife-song")
+    assert list(ledger.entities) == ["harbourlight"]
+    assert ledger.resolve("harbourlight album") == "harbourlight"
+    assert ledger.has_doc("harbourlight-album")
+    assert not ledger.has_doc("harbourlight-song")
 
 
 def test_different_documents_stay_different_entities():
     ledger = EntityLedger().merge(
         facts(
-            mention("parklife", "Parklife", ["parklife-album"]),
-            mention("parklife song", "Parklife (song)", ["parklife-song"]),
+            mention("harbourlight", "Harbourlight", ["harbourlight-album"]),
+            mention("harbourlight song", "Harbourlight (song)", ["harbourlight-song"]),
         )
     )
-    assert sorted(ledger.entities) == ["parklife", "parklife song"]
+    assert sorted(ledger.entities) == ["harbourlight", "harbourlight song"]
 
 
 def test_provenance_accumulates_without_repeats_and_name_upgrades():

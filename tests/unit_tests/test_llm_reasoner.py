@@ -74,7 +74,7 @@ def reasoner(*script, retries: int = 1) -> tuple[LLMReasoner, ScriptedChatModel]
 
 
 GAZETTEER = Gazetteer(
-    [("lit", "Lost in Translation (film)"), ("coppola", "Sofia Coppola"), ("murray", "Bill Murray")]
+    [("lit", "Quiet Harbour (film)"), ("lindqvist", "Mara Lindqvist"), ("brandt", "Otto Brandt")]
 )
 
 
@@ -85,37 +85,37 @@ def chunk(chunk_id: str, doc_id: str, title: str, text: str) -> Chunk:
 LIT = chunk(
     "lit#0",
     "lit",
-    "Lost in Translation (film)",
-    "Lost in Translation is a 2003 film directed by Sofia Coppola, starring Bill Murray.",
+    "Quiet Harbour (film)",
+    "Quiet Harbour is a 2003 film directed by Mara Lindqvist, starring Otto Brandt.",
 )
-COPPOLA = chunk("coppola#0", "coppola", "Sofia Coppola", "Sofia Coppola was born in May 1971.")
-CHUNKS = [LIT, COPPOLA]
+LINDQVIST = chunk("lindqvist#0", "lindqvist", "Mara Lindqvist", "Mara Lindqvist was born in May 1971.")
+CHUNKS = [LIT, LINDQVIST]
 FEATURES = [passage_features(c, GAZETTEER) for c in CHUNKS]
-QUESTION = "What year was the director of Lost in Translation born?"
+QUESTION = "What year was the director of Quiet Harbour born?"
 NEEDS = question_needs(QUESTION, GAZETTEER)
 ITEMS = need_items(NEEDS)
 SPANS = [
     SpanText(1, "lit", LIT.title, LIT.text),
-    SpanText(2, "coppola", COPPOLA.title, COPPOLA.text),
+    SpanText(2, "lindqvist", LINDQVIST.title, LINDQVIST.text),
 ]
 GAPS = [
-    Gap("missing_relation", "Lost in Translation", "director born", "date", "no birth date"),
-    Gap("missing_entity", "Bill Murray", "", None, "no passage about Bill Murray"),
+    Gap("missing_relation", "Quiet Harbour", "director born", "date", "no birth date"),
+    Gap("missing_entity", "Otto Brandt", "", None, "no passage about Otto Brandt"),
 ]
 EXTRACTION = {
     "entities": [
-        {"name": "Sofia Coppola", "aliases": ["Coppola"], "passage": 1},
-        {"name": "Lost in Translation", "aliases": [], "passage": 1},
+        {"name": "Mara Lindqvist", "aliases": ["Lindqvist"], "passage": 1},
+        {"name": "Quiet Harbour", "aliases": [], "passage": 1},
     ],
     "relations": [
         {
-            "subject": "Sofia Coppola",
+            "subject": "Mara Lindqvist",
             "relation": "directed",
-            "object": "Lost in Translation",
+            "object": "Quiet Harbour",
             "passage": 1,
         },
     ],
-    "qualifiers": [{"entity": "Sofia Coppola", "type": "date", "value": "May 1971", "passage": 2}],
+    "qualifiers": [{"entity": "Mara Lindqvist", "type": "date", "value": "May 1971", "passage": 2}],
 }
 ANSWER = {"answer": "1971 [2]", "citations": [2], "insufficient": False}
 
@@ -131,36 +131,36 @@ def test_extract_well_formed():
     facts = out.value
     # Every passage keeps its topic entity, linked to its document and read from it.
     linked = {(key, docs, prov.chunk_id) for key, _, docs, prov, _ in facts.entities if docs}
-    assert ("lost in translation", ("lit",), "lit#0") in linked
-    assert ("sofia coppola", ("coppola",), "coppola#0") in linked
+    assert ("quiet harbour", ("lit",), "lit#0") in linked
+    assert ("mara lindqvist", ("lindqvist",), "lindqvist#0") in linked
     keys = [e[0] for e in facts.entities]
-    assert "coppola" in keys  # the alias the model reported
+    assert "lindqvist" in keys  # the alias the model reported
     (rel,) = facts.relations
     assert (rel.subject, rel.relation, rel.object) == (
-        "sofia coppola",
+        "mara lindqvist",
         "directed",
-        "lost in translation",
+        "quiet harbour",
     )
     assert rel.provenance == Provenance("lit#0", 0)
     (qual,) = facts.qualifiers
     assert (qual.entity, qual.type, qual.value, qual.provenance.chunk_id) == (
-        "sofia coppola",
+        "mara lindqvist",
         "date",
         "May 1971",
-        "coppola#0",
+        "lindqvist#0",
     )
-    assert facts.chunk_ids == ("lit#0", "coppola#0")
+    assert facts.chunk_ids == ("lit#0", "lindqvist#0")
     # Passages are numbered in the prompt and kept inside the documents block.
     prompt = model.prompts[0]
-    assert '<passage n="1" title="Lost in Translation (film)">' in prompt
+    assert '<passage n="1" title="Quiet Harbour (film)">' in prompt
     assert prompt.index("<documents>") < prompt.index(LIT.text) < prompt.index("</documents>")
 
 
 def test_extract_merges_into_one_entity_per_document():
     llm, _ = reasoner(tool_reply("Extraction", **EXTRACTION))
     ledger = EntityLedger().merge(llm.extract(QUESTION, CHUNKS, FEATURES).value)
-    assert sorted(ledger.entities) == ["lost in translation", "sofia coppola"]
-    assert ledger.resolve("coppola") == "sofia coppola"
+    assert sorted(ledger.entities) == ["mara lindqvist", "quiet harbour"]
+    assert ledger.resolve("lindqvist") == "mara lindqvist"
 
 
 def test_extract_of_nothing_makes_no_call():
@@ -171,14 +171,14 @@ def test_extract_of_nothing_makes_no_call():
 
 def test_extract_clamps_passage_numbers():
     reply = {
-        "entities": [{"name": "Bill Murray", "aliases": [], "passage": 7}],
+        "entities": [{"name": "Otto Brandt", "aliases": [], "passage": 7}],
         "relations": [],
         "qualifiers": [],
     }
     llm, _ = reasoner(tool_reply("Extraction", **reply))
     facts = llm.extract(QUESTION, CHUNKS, FEATURES).value
-    (murray,) = [e for e in facts.entities if e[0] == "bill murray"]
-    assert murray[3].chunk_id == "coppola#0"
+    (brandt,) = [e for e in facts.entities if e[0] == "otto brandt"]
+    assert brandt[3].chunk_id == "lindqvist#0"
 
 
 def test_assess_sufficient():
@@ -191,7 +191,7 @@ def test_assess_sufficient():
 def test_assess_gaps_and_the_evidence_in_the_prompt():
     gap = {
         "kind": "missing_qualifier",
-        "entity": "Sofia Coppola",
+        "entity": "Mara Lindqvist",
         "relation": "",
         "qualifier": "date",
         "reason": "no birth year stated",
@@ -200,20 +200,20 @@ def test_assess_gaps_and_the_evidence_in_the_prompt():
     ledger = EntityLedger().merge(OfflineReasoner().extract(QUESTION, CHUNKS, FEATURES).value)
     out = llm.assess(NEEDS, ITEMS, FEATURES, ledger)
     assert out.value == [
-        Gap("missing_qualifier", "Sofia Coppola", "", "date", "no birth year stated")
+        Gap("missing_qualifier", "Mara Lindqvist", "", "date", "no birth year stated")
     ]
     assert out.llm_calls == 1
     prompt = model.prompts[0]
-    assert "Lost in Translation (film)" in prompt and "Sofia Coppola" in prompt
+    assert "Quiet Harbour (film)" in prompt and "Mara Lindqvist" in prompt
     # The gate judges the evidence: the passage texts are in the documents block.
     docs = prompt[prompt.index("<documents>") : prompt.index("</documents>")]
-    assert LIT.text in docs and COPPOLA.text in docs
+    assert LIT.text in docs and LINDQVIST.text in docs
 
 
 def test_assess_insufficient_without_gaps_is_retried():
     gap = {
         "kind": "missing_entity",
-        "entity": "Sofia Coppola",
+        "entity": "Mara Lindqvist",
         "relation": "",
         "qualifier": None,
         "reason": "no passage",
@@ -223,7 +223,7 @@ def test_assess_insufficient_without_gaps_is_retried():
         tool_reply("Assessment", sufficient=False, gaps=[gap]),
     )
     out = llm.assess(NEEDS, ITEMS, FEATURES, EntityLedger())
-    assert [g.entity for g in out.value] == ["Sofia Coppola"]
+    assert [g.entity for g in out.value] == ["Mara Lindqvist"]
     assert out.llm_calls == 2 and model.calls == 2 and not out.fallback
     assert len(out.notes) == 1 and "attempt 1 failed" in out.notes[0]
 
@@ -231,27 +231,27 @@ def test_assess_insufficient_without_gaps_is_retried():
 def test_plan_well_formed_drops_repeats_and_respects_limit():
     queries = [
         {
-            "text": "Sofia Coppola birth date",
-            "entity": "Sofia Coppola",
+            "text": "Mara Lindqvist birth date",
+            "entity": "Mara Lindqvist",
             "gap_kind": "missing_relation",
         },
-        {"text": "bill murray", "entity": "Bill Murray", "gap_kind": "missing_entity"},
+        {"text": "otto brandt", "entity": "Otto Brandt", "gap_kind": "missing_entity"},
         {
-            "text": "Sofia Coppola birth date",
-            "entity": "Sofia Coppola",
+            "text": "Mara Lindqvist birth date",
+            "entity": "Mara Lindqvist",
             "gap_kind": "missing_relation",
         },
-        {"text": "Bill Murray films", "entity": "Bill Murray", "gap_kind": "missing_relation"},
+        {"text": "Otto Brandt films", "entity": "Otto Brandt", "gap_kind": "missing_relation"},
     ]
     llm, model = reasoner(tool_reply("QueryPlan", queries=queries))
-    out = llm.plan(NEEDS, GAPS, ["Bill Murray"], {}, 2)
+    out = llm.plan(NEEDS, GAPS, ["Otto Brandt"], {}, 2)
     assert [(q.text, q.entity, q.gap_kind) for q in out.value] == [
-        ("Sofia Coppola birth date", "Sofia Coppola", "missing_relation"),
-        ("Bill Murray films", "Bill Murray", "missing_relation"),
+        ("Mara Lindqvist birth date", "Mara Lindqvist", "missing_relation"),
+        ("Otto Brandt films", "Otto Brandt", "missing_relation"),
     ]
     assert out.llm_calls == 1 and model.calls == 1
     prompt = model.prompts[0]
-    assert "- Bill Murray" in prompt  # issued queries are shown so they are not repeated
+    assert "- Otto Brandt" in prompt  # issued queries are shown so they are not repeated
     assert "no birth date" in prompt
 
 
@@ -269,7 +269,7 @@ def test_generate_well_formed():
     assert not out.value.insufficient
     assert (out.llm_calls, out.fallback) == (1, False)
     prompt = model.prompts[0]
-    assert prompt.index("<context>") < prompt.index(COPPOLA.text) < prompt.index("</context>")
+    assert prompt.index("<context>") < prompt.index(LINDQVIST.text) < prompt.index("</context>")
 
 
 def test_generate_keeps_only_citations_it_was_given():
@@ -340,7 +340,7 @@ def test_two_malformed_replies_fall_back_to_the_offline_reasoner(step):
     bad = {
         "extract": tool_reply("Extraction", entities=[{"aliases": "not a list"}]),
         "assess": tool_reply("Assessment", verdict="enough"),
-        "plan": tool_reply("QueryPlan", queries="Sofia Coppola birth date"),
+        "plan": tool_reply("QueryPlan", queries="Mara Lindqvist birth date"),
         "generate": tool_reply("AnswerOut", text="1971"),
     }[step]
     llm, model = reasoner(bad, bad)
@@ -348,7 +348,7 @@ def test_two_malformed_replies_fall_back_to_the_offline_reasoner(step):
     calls = {
         "extract": lambda r: r.extract(QUESTION, CHUNKS, FEATURES),
         "assess": lambda r: r.assess(NEEDS, ITEMS, FEATURES[:1], EntityLedger()),
-        "plan": lambda r: r.plan(NEEDS, GAPS, [], {"coppola": "Sofia Coppola"}, 3),
+        "plan": lambda r: r.plan(NEEDS, GAPS, [], {"lindqvist": "Mara Lindqvist"}, 3),
         "generate": lambda r: r.generate(NEEDS, SPANS, []),
     }[step]
     out = calls(llm)
@@ -393,7 +393,7 @@ def test_one_call_per_step_per_loop_with_good_replies():
             gaps=[
                 {
                     "kind": "missing_entity",
-                    "entity": "Bill Murray",
+                    "entity": "Otto Brandt",
                     "relation": "",
                     "qualifier": None,
                     "reason": "not read",
@@ -403,7 +403,7 @@ def test_one_call_per_step_per_loop_with_good_replies():
         tool_reply(
             "QueryPlan",
             queries=[
-                {"text": "Bill Murray", "entity": "Bill Murray", "gap_kind": "missing_entity"}
+                {"text": "Otto Brandt", "entity": "Otto Brandt", "gap_kind": "missing_entity"}
             ],
         ),
         tool_reply("Extraction", entities=[], relations=[], qualifiers=[]),
@@ -460,7 +460,7 @@ def test_chat_model_for_a_local_server_without_a_key(monkeypatch):
 STEP_CALLS = {
     "extract": lambda r: r.extract(QUESTION, CHUNKS, FEATURES),
     "assess": lambda r: r.assess(NEEDS, ITEMS, FEATURES[:1], EntityLedger()),
-    "plan": lambda r: r.plan(NEEDS, GAPS, [], {"coppola": "Sofia Coppola"}, 3),
+    "plan": lambda r: r.plan(NEEDS, GAPS, [], {"lindqvist": "Mara Lindqvist"}, 3),
     "generate": lambda r: r.generate(NEEDS, SPANS, []),
 }
 TOOL_NAMES = {
@@ -503,7 +503,7 @@ def test_empty_lists_are_a_valid_answer():
 
 
 def test_an_unknown_key_inside_an_item_is_invalid():
-    entity = {"name": "Bill Murray", "aliases": [], "passage": 1, "confidence": 0.9}
+    entity = {"name": "Otto Brandt", "aliases": [], "passage": 1, "confidence": 0.9}
     bad = tool_reply("Extraction", entities=[entity], relations=[], qualifiers=[])
     llm, _ = reasoner(bad, tool_reply("Extraction", **EXTRACTION))
     out = llm.extract(QUESTION, CHUNKS, FEATURES)

@@ -19,8 +19,8 @@ GAZETTEER = Gazetteer(
         ("lisbon", "Lisbon Office"),
         ("ppt", "Payments Platform Team"),
         ("ledgerline", "Ledgerline Billing Service"),
-        ("lit", "Lost in Translation (film)"),
-        ("coppola", "Sofia Coppola"),
+        ("lit", "Quiet Harbour (film)"),
+        ("lindqvist", "Mara Lindqvist"),
     ],
     aliases=[("ppt", "PPT"), ("ledgerline", "Ledgerline")],
 )
@@ -45,11 +45,11 @@ LEDGERLINE = SpanText(
 LIT = SpanText(
     5,
     "lit",
-    "Lost in Translation (film)",
-    "Lost in Translation is a 2003 film written and directed by Sofia Coppola.",
+    "Quiet Harbour (film)",
+    "Quiet Harbour is a 2003 film written and directed by Mara Lindqvist.",
 )
-COPPOLA = SpanText(6, "coppola", "Sofia Coppola", "Sofia Coppola was born on May 14, 1971.")
-ALL = [TORONTO, LISBON, PPT, LEDGERLINE, LIT, COPPOLA]
+LINDQVIST = SpanText(6, "lindqvist", "Mara Lindqvist", "Mara Lindqvist was born on May 14, 1971.")
+ALL = [TORONTO, LISBON, PPT, LEDGERLINE, LIT, LINDQVIST]
 
 
 def needs(question: str) -> QuestionNeeds:
@@ -147,13 +147,13 @@ def test_ties_go_to_the_earliest_sentence_and_articles_are_dropped():
 
 
 def test_person_span_of_a_bridge():
-    got = answer("Who directed Lost in Translation?", [LIT, COPPOLA])
-    assert got.answer == "Sofia Coppola"
+    got = answer("Who directed Quiet Harbour?", [LIT, LINDQVIST])
+    assert got.answer == "Mara Lindqvist"
     assert got.cited == (5,)
 
 
 def test_date_span_of_a_bridge_question():
-    got = answer("What year was the director of Lost in Translation born?", [LIT, COPPOLA])
+    got = answer("What year was the director of Quiet Harbour born?", [LIT, LINDQVIST])
     assert got.answer == "May 14, 1971"
     assert got.cited == (6,)
 
@@ -196,14 +196,14 @@ def test_no_span_of_the_expected_type():
 
 
 def test_offline_generate_cites_one_sentence_per_hop_and_marks_the_short_answer():
-    n = needs("What year was the director of Lost in Translation born?")
-    out = OfflineReasoner().generate(n, [LIT, COPPOLA, TORONTO], [])
+    n = needs("What year was the director of Quiet Harbour born?")
+    out = OfflineReasoner().generate(n, [LIT, LINDQVIST, TORONTO], [])
     got = out.value
     assert got.short == "May 14, 1971"
     assert got.cited == (5, 6)  # the chain: the film's sentence, then the director's
     assert got.answer == (
-        "May 14, 1971 — Lost in Translation is a 2003 film written and directed by "
-        "Sofia Coppola. [5] Sofia Coppola was born on May 14, 1971. [6]"
+        "May 14, 1971 — Quiet Harbour is a 2003 film written and directed by "
+        "Mara Lindqvist. [5] Mara Lindqvist was born on May 14, 1971. [6]"
     )
     assert [n for n, _ in got.support] == [5, 6]
     assert not got.insufficient and got.missing == ""
@@ -211,10 +211,10 @@ def test_offline_generate_cites_one_sentence_per_hop_and_marks_the_short_answer(
 
 
 def test_offline_generate_answers_what_it_can_while_gaps_remain():
-    n = needs("What year was the director of Lost in Translation born?")
+    n = needs("What year was the director of Quiet Harbour born?")
     gap = Gap(
         "missing_relation",
-        "Lost in Translation",
+        "Quiet Harbour",
         "director born",
         "date",
         "no passage answers 'director born'",

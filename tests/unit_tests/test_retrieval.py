@@ -27,7 +27,7 @@ def twin_index(tmp_path_factory):
         Document("z", "Zeta", "Quartz clocks keep time."),
         Document("a", "Alpha", "Quartz clocks keep time."),
         Document("m", "Mu", "Pendulum clocks swing."),
-        Document("p", "Parklife (album)", "An album by Blur."),
+        Document("p", "Harbourlight (album)", "An album by Tidewater."),
     ]
     return build_index(docs, tmp_path_factory.mktemp("twin") / "idx", embedder="none")
 
@@ -38,15 +38,15 @@ def dense_index(tmp_path, tiny_docs_dir, hash_embedder):
 
 
 def test_stem_and_tokens():
-    assert [stem(w) for w in ["albums", "stories", "horses", "parklife's", "class", "bus"]] == [
+    assert [stem(w) for w in ["albums", "stories", "horses", "harbourlight's", "class", "bus"]] == [
         "album",
         "story",
         "horse",
-        "parklife",
+        "harbourlight",
         "class",
         "bus",
     ]
-    assert lexical_tokens("The Albums of Blur's band") == ["album", "blur", "band"]
+    assert lexical_tokens("The Albums of Tidewater's band") == ["album", "tidewater", "band"]
 
 
 def test_top_k_breaks_ties_by_row_and_drops_zero_scores():
@@ -132,9 +132,9 @@ def test_titles_and_headings(tiny_index):
 
 
 def test_lookup_title_normalises_names(twin_index, tiny_index):
-    for name in ["Parklife (album)", "the Parklife", "parklife", "PARKLIFE"]:
+    for name in ["Harbourlight (album)", "the Harbourlight", "harbourlight", "HARBOURLIGHT"]:
         assert twin_index.lookup_title(name) == ["p#0"]
-    assert twin_index.lookup_title("Blur") == []
+    assert twin_index.lookup_title("Tidewater") == []
     assert twin_index.lookup_title("") == []
     # Title match first (all chunks of the document, in order), then heading matches.
     assert tiny_index.lookup_title("the Lumen Lamp") == [
