@@ -128,3 +128,16 @@ class PackConfig(BaseModel):
     remains: it gets a span of its own when no segment covers it, bypasses the
     relevance, per-document and redundancy gates (an exact repeat aside), is admitted
     before other spans and is the last dropped at the final render."""
+    fill: bool = True
+    """After the must-have spans, spend what is left of the budget on the best remaining
+    evidence sentences (MMR over unit values, δ redundancy gate, real token count; see
+    :mod:`sealgraph.packing.fill`). Off: the context stops where the bubble does, which
+    leaves most of the budget unused when the corpus's scores sit below the absolute
+    thresholds above (tuned on encyclopedic text)."""
+    fill_relative_floor: float = Field(default=0.0, ge=0, le=1)
+    """A sentence is filled only if its relevance is at least this share of the best
+    relevance among the question's evidence sentences (relative to the question's own
+    score distribution; 0 fills in relevance order until the budget is spent)."""
+    fill_adjacency_bonus: float = Field(default=0.1, ge=0)
+    """Fill-order bonus of a sentence that touches packed text: it extends a block (no
+    new header) and keeps a long clause whole."""

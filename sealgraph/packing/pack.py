@@ -79,6 +79,7 @@ import numpy as np
 from sealgraph.errors import InputError
 from sealgraph.packing.bubble import BubbleItem, Choice, marginal_values, select_spans
 from sealgraph.packing.config import PackConfig
+from sealgraph.packing.fill import FillChoice, covered_runs, fill_units
 from sealgraph.packing.render import fit_to_budget, render_block, render_context
 from sealgraph.packing.scoring import (
     ANSWER_KINDS_RECOGNISED,
@@ -860,6 +861,12 @@ def _select_and_render(
     context, tokens, kept, dropped = fit_to_budget(
         len(chosen), render, lowest_value, counter, budget
     )
+    fill_trace: list[PackDecision] = []
+    packed_spans: list[Span] | None = None
+    if config.fill and config.strategy != "bubble" and gap_verdict is None:
+        context, tokens, packed_spans, fill_trace = _fill(
+            [spans[chosen[k]] for k in kept], docs, scores, index_of, budget, counter, config
+        )
     dropped_at_render = {
         chosen[k]: f"dropped at final render (lowest marginal value): context was {t} tokens"
         f" > budget {budget}"
@@ -874,7 +881,9 @@ def _select_and_render(
         sc, tok = scored[c.index]
         span_scores = dataclasses.replace(sc, novelty=c.novelty, mmr=c.mmr)
         trace.append(_decision(spans[c.index], tok, span_scores, decision, reason))
-    for gap, (sc, tok) in zip(gaps, gap_scored, strict=True):
+    if packed_spans is not None:
+        trace = _merge_fill_trace(trace, fill_trace, spans, chosen, kept, packed_spans)
+    for gap, (sc, tok) in zip(gaps if packed_spans is None else (), gap_scored, strict=False):
         decision, reason = gap_verdict or (
             "low_relevance",
             f"in no relevant segment or window (unit values sum to {gap.value:.2f})",
@@ -882,6 +891,20 @@ def _select_and_render(
         trace.append(_decision(gap, tok, sc, decision, reason))
 
     choice_of = {c.index: c for c in choices}
+    if packed_spans is not None:
+        return PackResult(
+            context,
+            tokens,
+            tuple(
+                _packed_run(
+                    n, run, spans, chosen, kept, choice_of, index_of, scores, counter, config
+                )
+                for n, run in enumerate(packed_spans, start=1)
+            ),
+            tuple(trace),
+            budget,
+            config.strategy,
+        )
     packed = []
     for n, k in enumerate(kept, start=1):
         span, c = spans[chosen[k]], choice_of[chosen[k]]
@@ -901,6 +924,244 @@ def _select_and_render(
             )
         )
     return PackResult(context, tokens, tuple(packed), tuple(trace), budget, config.strategy)
+
+
+def _fill(
+    kept: Sequence[Span],
+    docs: Sequence[DocUnits],
+    scores: UnitScores,
+    index_of: Mapping[str, int],
+    budget: int,
+    counter: TokenCounter,
+    config: PackConfig,
+) -> tuple[str, int, list[Span], list[PackDecision]]:
+    """Fill what the kept spans leave of the budget with the best remaining sentences.
+
+    Returns the context rendered from the packed units (merged into contiguous runs),
+    its real token count, the runs, and one decision per run of fill candidates that
+    met the same fate (see :mod:`sealgraph.packing.fill`).
+    """
+    where: list[tuple[int, int]] = []  # global unit index -> (document rank, local position)
+    for r, doc in enumerate(docs):
+        where.extend((r, i) for i in range(len(doc.units)))
+    units = [u for d in docs for u in d.units]
+    packed = {index_of[u.unit_id] for s in kept for u in s.units}
+
+    def runs_of(selected: set[int]) -> list[Span]:
+        local: dict[int, set[int]] = {}
+        for g in selected:
+            r, i = where[g]
+            local.setdefault(r, set()).add(i)
+        out = []
+        for r in sorted(local):
+            doc = docs[r]
+            for run in covered_runs(range(len(doc.units)), doc.breaks, local[r]):
+                run_units = [doc.units[i] for i in run]
+                while run_units and run_units[0].heading:
+                    run_units.pop(0)
+                while run_units and run_units[-1].heading:
+                    run_units.pop()
+                if run_units and "".join(u.text for u in run_units).strip():
+                    out.append(make_span(run_units, "packed"))
+        return out
+
+    def cost(selected: set[int]) -> int:
+        return counter.count(
+            render_context([_block(n, s) for n, s in enumerate(runs_of(selected), 1)])
+        )
+
+    relevances = [scores.relevance[i] for i, u in enumerate(units) if u.evidence and not u.heading]
+    floor = config.fill_relative_floor * max(relevances, default=0.0)
+    candidates: list[int] = []
+    early: list[FillChoice] = []
+    for g, u in enumerate(units):
+        if g in packed or not u.evidence or u.heading or not u.text.strip():
+            continue
+        if scores.boilerplate and scores.boilerplate[g]:
+            early.append(
+                FillChoice(
+                    g,
+                    "low_relevance",
+                    f"fill: boilerplate ({boilerplate_reason(u.text) or 'repeated line'})",
+                    0,
+                    0.0,
+                    0.0,
+                )
+            )
+        elif scores.relevance[g] < floor:
+            early.append(
+                FillChoice(
+                    g,
+                    "low_relevance",
+                    f"fill: relevance {scores.relevance[g]:.3f} < {config.fill_relative_floor:g}"
+                    f" × best sentence relevance ({floor:.3f})",
+                    0,
+                    0.0,
+                    0.0,
+                )
+            )
+        else:
+            candidates.append(g)
+
+    def adjacent(g: int, selected: set[int]) -> bool:
+        r, i = where[g]
+        cut = docs[r].breaks
+        return (i > 0 and i not in cut and g - 1 in selected) or (
+            i + 1 < len(docs[r].units) and i + 1 not in cut and g + 1 in selected
+        )
+
+    used = cost(packed)
+    unit_tokens = [counter.count(u.text) if g in candidates else 0 for g, u in enumerate(units)]
+    choices, final, used = fill_units(
+        candidates,
+        sorted(packed),
+        value=scores.value,
+        content=scores.content,
+        unit_tokens=unit_tokens,
+        adjacent=adjacent,
+        cost=cost,
+        used=used,
+        budget=budget,
+        delta=config.delta,
+        mmr_lambda=config.mmr_lambda,
+        adjacency_bonus=config.fill_adjacency_bonus,
+    )
+    runs = runs_of(final)
+    context = render_context([_block(n, s) for n, s in enumerate(runs, 1)])
+    tokens = counter.count(context)
+    filled = {c.index: c for c in choices if c.decision == "selected"}
+    left_out = early + [c for c in choices if c.decision != "selected"]
+    decisions = _fill_decisions(left_out, docs, where, units, index_of, scores, counter, config)
+    for n, run in enumerate(runs, 1):
+        added = [filled[index_of[u.unit_id]] for u in run.units if index_of[u.unit_id] in filled]
+        sc, tok = _score_span(run, index_of, scores, counter, config, n)
+        if added:
+            sc = dataclasses.replace(
+                sc, novelty=min(c.novelty for c in added), mmr=max(c.mmr for c in added)
+            )
+        reason = (
+            f"filled {len(added)} sentence(s) (+{sum(c.tokens for c in added)} tokens) after "
+            f"the bubble's spans; context {tokens}/{budget}"
+            if added
+            else ""
+        )
+        decisions.append(_decision(run, tok, sc, "selected", reason))
+    return context, tokens, runs, decisions
+
+
+def _merge_fill_trace(
+    trace: Sequence[PackDecision],
+    fill_trace: Sequence[PackDecision],
+    spans: Sequence[Span],
+    chosen: Sequence[int],
+    kept: Sequence[int],
+    runs: Sequence[Span],
+) -> list[PackDecision]:
+    """Fold the fill stage's decisions into the bubble's trace.
+
+    A packed run replaces the decisions of the kept spans it holds (their reasons
+    joined to its own), so the selected decisions are exactly the packed spans; a fill
+    decision with the id of a bubble decision replaces it, keeping the bubble's verdict
+    in its reason, so every span id is decided once.
+    """
+    by_id = {d.span_id: d for d in trace}
+    order = [d.span_id for d in trace]
+    kept_spans = [spans[chosen[k]] for k in kept]
+    run_of = {r.span_id: r for r in runs}
+    for d in fill_trace:
+        if d.decision == "selected":
+            ids = {u.unit_id for u in run_of[d.span_id].units}
+            inside = [s for s in kept_spans if {u.unit_id for u in s.units} <= ids]
+            reasons = [by_id[s.span_id].reason for s in inside if s.span_id in by_id]
+            for s in inside:
+                by_id.pop(s.span_id, None)
+            d = dataclasses.replace(d, reason="; ".join(r for r in (*reasons, d.reason) if r))
+        elif d.span_id in by_id:
+            old = by_id[d.span_id]
+            d = dataclasses.replace(d, reason=f"{d.reason} (bubble: {old.decision}: {old.reason})")
+        if d.span_id not in order:
+            order.append(d.span_id)
+        by_id[d.span_id] = d
+    return [by_id[i] for i in dict.fromkeys(order) if i in by_id]
+
+
+def _fill_decisions(
+    choices: Sequence[FillChoice],
+    docs: Sequence[DocUnits],
+    where: Sequence[tuple[int, int]],
+    units: Sequence[Unit],
+    index_of: Mapping[str, int],
+    scores: UnitScores,
+    counter: TokenCounter,
+    config: PackConfig,
+) -> list[PackDecision]:
+    """Group the fill verdicts into decisions: consecutive sentences with the same fate."""
+    by_index = {c.index: c for c in choices}
+    groups: list[list[FillChoice]] = []
+    for g in sorted(by_index):
+        c = by_index[g]
+        r, i = where[g]
+        last = groups[-1][-1] if groups else None
+        if (
+            last is not None
+            and last.index == g - 1
+            and last.decision == c.decision
+            and where[g - 1][0] == r
+            and i not in docs[r].breaks
+        ):
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    out = []
+    for group in groups:
+        span = make_span([units[c.index] for c in group], "fill")
+        sc, tok = _score_span(span, index_of, scores, counter, config, 1)
+        first = group[0]
+        reason = (
+            first.reason
+            if len(group) == 1
+            else (f"{len(group)} sentences: " + "; ".join(c.reason for c in group))
+        )
+        sc = dataclasses.replace(
+            sc, novelty=min(c.novelty for c in group), mmr=max(c.mmr for c in group)
+        )
+        out.append(_decision(span, tok, sc, first.decision, reason))
+    return out
+
+
+def _packed_run(
+    n: int,
+    run: Span,
+    spans: Sequence[Span],
+    chosen: Sequence[int],
+    kept: Sequence[int],
+    choice_of: Mapping[int, Choice],
+    index_of: Mapping[str, int],
+    scores: UnitScores,
+    counter: TokenCounter,
+    config: PackConfig,
+) -> PackedSpan:
+    """Build the packed span of one rendered run (kept spans and filled sentences merged)."""
+    sc, _ = _score_span(run, index_of, scores, counter, config, n)
+    ids = {u.unit_id for u in run.units}
+    inside = [choice_of[chosen[k]] for k in kept if spans[chosen[k]].units[0].unit_id in ids]
+    if inside:
+        sc = dataclasses.replace(
+            sc, novelty=min(c.novelty for c in inside), mmr=max(c.mmr for c in inside)
+        )
+    return PackedSpan(
+        n=n,
+        span_id=run.span_id,
+        chunk_ids=run.chunk_ids,
+        doc_id=run.doc_id,
+        title=run.title,
+        section=run.label,
+        text=run.text,
+        start=run.start,
+        end=run.end,
+        tokens=counter.count(_block(n, run)),
+        scores=sc,
+    )
 
 
 def _block(n: int, span: Span) -> str:

@@ -62,7 +62,7 @@ def test_an_answer_bearing_sentence_is_never_dropped_while_budget_remains():
     evidence = [PPT_OWNERSHIP, ORG_CHART]
     focus = ["Ledgerline Billing Service"]
     # A strict threshold leaves most sentences out of every segment...
-    strict = {"rse_threshold": 0.9}
+    strict = {"rse_threshold": 0.9, "fill": False}
     off = pack(
         QUESTION,
         evidence,

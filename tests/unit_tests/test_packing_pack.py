@@ -155,7 +155,8 @@ def test_every_strategy_packs_a_consistent_cited_context(strategy):
 
 def test_auto_keeps_answer_chain_and_drops_the_irrelevant():
     documents, chunks = evidence()
-    result = pack(QUESTION, chunks, budget=400, counter=COUNTER, config=PackConfig())
+    # The bubble stage alone (the fill stage would spend the rest of the budget).
+    result = pack(QUESTION, chunks, budget=400, counter=COUNTER, config=PackConfig(fill=False))
     for sentence in (LAMP[0], LAMP[1], STUDIO[0], TOWN[0]):
         assert sentence.strip() in result.context
     assert "musical instruments" not in result.context
@@ -372,12 +373,14 @@ def test_focus_terms_and_answer_type_boost_units():
         return "".join(TOWN[int(rng[0]) : int(rng[-1]) + 1])
 
     question = "Tell me about the town."
-    plain = pack(question, town, budget=400, counter=COUNTER)
+    no_fill = PackConfig(fill=False)  # boosts of the bubble's spans, not of filled runs
+    plain = pack(question, town, budget=400, counter=COUNTER, config=no_fill)
     focused = pack(
         question,
         town,
         budget=400,
         counter=COUNTER,
+        config=no_fill,
         focus_terms=["Greyhaven"],
         answer_type="number",
     )
@@ -508,7 +511,7 @@ def test_budget_is_never_exceeded(evidence_set, budget, strategy, base):
 
 def test_when_no_unit_is_relevant_each_document_keeps_its_best_unit():
     documents, chunks = evidence()
-    config = PackConfig(rse_threshold=5.0)
+    config = PackConfig(rse_threshold=5.0, fill=False)
     result = pack("quantum chromodynamics", chunks, budget=400, counter=COUNTER, config=config)
     assert_consistent(result, 400, documents)
     fallback = [d for d in result.trace if d.source == "fallback"]

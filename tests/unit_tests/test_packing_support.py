@@ -98,11 +98,12 @@ def test_without_a_signal_or_with_full_support_packing_is_unchanged():
 
 def test_an_unsupported_distractor_is_left_out_and_still_traced():
     chunks = evidence()
-    plain = pack(QUESTION, chunks, budget=400, counter=COUNTER)
+    no_fill = PackConfig(fill=False)  # the bubble stage alone
+    plain = pack(QUESTION, chunks, budget=400, counter=COUNTER, config=no_fill)
     assert "Marlow Park is a garden" in plain.context
     support = {"hotel#0": 1.0, "vale#0": 1.0, "park#0": 0.0}
     # A penalty large enough to sink this distractor's lead sentence below the threshold.
-    config = PackConfig(unsupported_penalty=0.4)
+    config = PackConfig(unsupported_penalty=0.4, fill=False)
     result = pack(
         QUESTION, chunks, budget=400, counter=COUNTER, chunk_support=support, config=config
     )
