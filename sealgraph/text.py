@@ -152,6 +152,12 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 """English function words ignored by lexical matching."""
 
+CALENDAR_WORDS: frozenset[str] = frozenset(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+)
+"""English month and day names (folded): a capitalised one dates something, it names
+no entity ("June 2021", "Monday")."""
+
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _PAREN_RE = re.compile(r"\s*\([^)]*\)\s*$")
 _ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
-from sealgraph.text import STOPWORDS, content_words, normalize_name
+from sealgraph.text import CALENDAR_WORDS, STOPWORDS, content_words, normalize_name
 
 ANSWER_TYPES = ("person", "date", "number", "place", "yes_no", "choice", "other")
 STRUCTURES = ("single", "bridge", "comparison", "multi_step")
@@ -80,29 +80,7 @@ ATTRIBUTE_NOUNS = frozenset(
 )
 
 # Month and day names: a capitalised one dates something, it names no entity.
-_CALENDAR = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
-)
+_CALENDAR = CALENDAR_WORDS
 
 # Punctuation that ends a run of capitalised words (a full stop does not: "John A. Smith").
 _NAME_BREAK = re.compile(r"[;:,?!()\"“”]")

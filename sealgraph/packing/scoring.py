@@ -14,7 +14,7 @@ import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from sealgraph.text import _WORD_RE, STOPWORDS, fold, normalize_name, words
+from sealgraph.text import _WORD_RE, CALENDAR_WORDS, STOPWORDS, fold, normalize_name, words
 
 __all__ = [
     "ANSWER_KINDS_RECOGNISED",
@@ -137,30 +137,7 @@ Only a *short* line opening with one of them counts as a pointer (see
 :func:`boilerplate_reason`): the structure decides, the word only confirms it.
 """
 
-_CALENDAR_WORDS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
-)
-"""Month and day names: they date a name, they are not one ("June 2021")."""
+_CALENDAR_WORDS = CALENDAR_WORDS  # they date a name, they are not one ("June 2021")
 _STRICT_DATE_RE = re.compile(
     r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b\d{4}-\d{2}-\d{2}\b|"
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
