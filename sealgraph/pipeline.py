@@ -12,7 +12,7 @@ import math
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sealgraph.config import SealConfig
 from sealgraph.ledger.extract import PassageFeatures
@@ -26,6 +26,9 @@ from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sealgraph.index.protocol import SearchIndex
 
 
 def focus_terms(needs: QuestionNeeds, gaps: Sequence[Gap], doc_titles: dict[str, str]) -> list[str]:
@@ -95,26 +98,23 @@ def repeated_lines(chunks: Sequence[Chunk] | Any) -> frozenset[str]:
     return frozenset(k for k, d in docs_of.items() if len(d) >= floor)
 
 
-def _corpus_repeated_lines(index) -> frozenset[str] | None:
+def _corpus_repeated_lines(index: SearchIndex) -> frozenset[str]:
     """:func:`repeated_lines` of an index's chunks, computed once per loaded index."""
-    iter_chunks = getattr(index, "iter_chunks", None)
-    if iter_chunks is None:
-        return None
     try:
         with _LINES_LOCK:
             got = _LINES_CACHE.get(index)
             if got is None:
-                got = repeated_lines(iter_chunks())
+                got = repeated_lines(index.iter_chunks())
                 _LINES_CACHE[index] = got
             return got
     except TypeError:  # an index object that cannot be weakly referenced
-        return repeated_lines(iter_chunks())
+        return repeated_lines(index.iter_chunks())
 
 
 def pack_evidence(
     needs: QuestionNeeds,
     chunks: Sequence[Chunk],
-    index,
+    index: SearchIndex,
     config: SealConfig,
     gaps: Sequence[Gap] = (),
     items: Sequence[NeedItem] | None = None,
@@ -204,7 +204,7 @@ def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
 def answer_from_evidence(
     question: str,
     chunks: Sequence[Chunk],
-    index,
+    index: SearchIndex,
     config: SealConfig,
     reasoner: Reasoner | None = None,
 ) -> dict[str, Any]:

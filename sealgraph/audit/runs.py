@@ -23,13 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sealgraph.config import SealConfig, coerce_value, parse_set_args
 from sealgraph.errors import CheckpointError, InputError
+from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
     "INDEX_KEY",
@@ -196,7 +197,7 @@ def read_origin(checkpointer: BaseCheckpointSaver, thread_id: str) -> RunOrigin:
 
 
 def build_run_graph(
-    index: str | os.PathLike[str] | Any,
+    index: str | os.PathLike[str] | SearchIndex,
     *,
     llm: bool = False,
     overrides: Mapping[str, Any] | None = None,
@@ -256,13 +257,23 @@ def graph_for_thread(
     return graph, origin
 
 
-class _UnusableIndex:
-    """Stands in for the index in a graph that only reads stored runs."""
+def _refuse(*_args: Any, **_kwargs: Any) -> NoReturn:
+    raise InputError("this graph only reads stored runs; rebuild it with an index to run it")
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise InputError("this graph only reads stored runs; rebuild it with an index to run it")
+
+class _UnusableIndex(SearchIndex):
+    """Stands in for the index in a graph that only reads stored runs.
+
+    It is a :class:`SearchIndex` (so :func:`build_graph` accepts it) whose methods
+    all raise :class:`InputError`; its properties are left empty (None), because
+    the protocol check reads them. A run's first node (search) calls a method
+    first, so running such a graph fails with that error.
+    """
+
+    get_chunk = get_chunks = iter_chunks = doc_chunks = neighbors = _refuse
+    titles = headings = lookup_title = _refuse
+    search_lexical = search_dense = search_hybrid = score_lexical = _refuse
+    embed_query = embed_queries = embed_texts = chunk_vectors = _refuse
 
 
 def reader_graph(checkpointer: BaseCheckpointSaver):

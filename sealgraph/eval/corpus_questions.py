@@ -26,11 +26,14 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.errors import IngestError, InputError
 from sealgraph.ingest import parse_json_line
 from sealgraph.types import Document
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
     "CorpusQuestion",
@@ -151,7 +154,7 @@ class CorpusSources:
         )
 
     @classmethod
-    def from_index(cls, index: Any) -> CorpusSources:
+    def from_index(cls, index: SearchIndex) -> CorpusSources:
         """Return the sources of an index built from files, as its manifest records them.
 
         A document's file is the recorded source whose path ends with the doc id;
@@ -284,7 +287,10 @@ def load_corpus_questions(path: str | Path, sources: CorpusSources) -> list[Corp
 
 
 def check_index_matches(
-    questions: Sequence[CorpusQuestion], index: Any, sources: CorpusSources, path: str | Path
+    questions: Sequence[CorpusQuestion],
+    index: SearchIndex,
+    sources: CorpusSources,
+    path: str | Path,
 ) -> None:
     """Check that ``index`` holds every gold document with the text of its file.
 

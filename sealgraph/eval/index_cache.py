@@ -15,12 +15,15 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sealgraph.audit.paths import cache_dir
 from sealgraph.errors import IndexCorruptError, InputError
 from sealgraph.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
     "DEFAULT_MAX_CHUNK_TOKENS",
@@ -43,7 +46,7 @@ _FINGERPRINT_VERSION = 1  # bump when the meaning of a cached index changes
 class OpenedIndex:
     """An index ready for evaluation and where it lives."""
 
-    index: Any
+    index: SearchIndex
     """The loaded :class:`sealgraph.index.Index`."""
     path: Path
     """Directory of the index."""
@@ -145,7 +148,7 @@ def open_index(
     return OpenedIndex(index=index, path=path, reused=False)
 
 
-def _check_corpus_size(index: Any, documents: Sequence[Document], path: Path) -> None:
+def _check_corpus_size(index: SearchIndex, documents: Sequence[Document], path: Path) -> None:
     if index.n_docs != len(documents):
         raise InputError(
             f"the index in {path} holds {index.n_docs} documents but the evaluation corpus "

@@ -31,12 +31,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 from sealgraph.eval.metrics import CharRange
 from sealgraph.types import Chunk, Hit
+
+if TYPE_CHECKING:  # pragma: no cover (sealgraph.index is imported when an index is)
+    from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
     "METHODS",
@@ -88,7 +91,7 @@ class MethodOutput:
 MethodRunner = Callable[[str], MethodOutput]
 """Answers one question; built once per (method, config) and reused across questions."""
 
-Answerer = Callable[[str, list[Chunk], Any, SealConfig], Mapping[str, Any]]
+Answerer = Callable[[str, list[Chunk], "SearchIndex", SealConfig], Mapping[str, Any]]
 """Signature of :func:`sealgraph.pipeline.answer_from_evidence`."""
 
 GraphBuilder = Callable[..., Any]
@@ -106,7 +109,7 @@ class Pipeline:
     """Packs evidence chunks under the budget and answers from them."""
     build_graph: GraphBuilder
     """Builds the compiled SEAL graph for an index and a config."""
-    warm_up: Callable[[Any, Sequence[str]], None] | None = None
+    warm_up: Callable[[SearchIndex, Sequence[str]], None] | None = None
     """Fills, for an index and the evaluated questions, the per-index caches that
     the pipeline fills lazily, so that no method's latencies pay for work that the
     methods run after it get for free."""
@@ -147,7 +150,7 @@ def _recording_answers(answer_from_evidence: Callable[..., Mapping[str, Any]]) -
     # answer text without its insufficient flag: record what generate saw instead.
     from sealgraph.reasoning.offline import OfflineReasoner
 
-    def answer(question: str, chunks: list[Chunk], index: Any, config: SealConfig):
+    def answer(question: str, chunks: list[Chunk], index: SearchIndex, config: SealConfig):
         reasoner = _RecordingReasoner(OfflineReasoner())
         result = dict(answer_from_evidence(question, chunks, index, config, reasoner=reasoner))
         if "insufficient" not in result and reasoner.answer is not None:
@@ -165,7 +168,7 @@ def _recording_answers(answer_from_evidence: Callable[..., Mapping[str, Any]]) -
 
 
 def locate_packed_text(
-    index: Any, doc_id: str, text: str, evidence_ids: Sequence[str] = ()
+    index: SearchIndex, doc_id: str, text: str, evidence_ids: Sequence[str] = ()
 ) -> tuple[int, int] | None:
     """Find where a packed span's text lies in its document.
 
@@ -208,7 +211,7 @@ def locate_packed_text(
     return None
 
 
-def span_id_range(span_id: str, chunk_ids: Sequence[str], index: Any) -> tuple[int, int]:
+def span_id_range(span_id: str, chunk_ids: Sequence[str], index: SearchIndex) -> tuple[int, int]:
     """Return the document offsets of a packing span from its id and chunks.
 
     Span ids are ``chunk_id`` (the whole chunk), ``"{chunk_id}:{i}"`` (sentence
@@ -249,7 +252,9 @@ def _sentence(chunk: Chunk, i: int) -> tuple[int, int]:
     return spans[i]
 
 
-def packed_ranges_from_trace(log: Sequence[Mapping[str, Any]], index: Any) -> list[CharRange]:
+def packed_ranges_from_trace(
+    log: Sequence[Mapping[str, Any]], index: SearchIndex
+) -> list[CharRange]:
     """Return the packed spans of a graph run as document ranges, from its pack event.
 
     The last ``pack`` event's decisions list every candidate span; the ``selected``
@@ -289,7 +294,7 @@ def _packed_ranges(result: Mapping[str, Any]) -> tuple[CharRange, ...]:
     )
 
 
-def _warm_index_caches(index: Any, questions: Sequence[str]) -> None:
+def _warm_index_caches(index: SearchIndex, questions: Sequence[str]) -> None:
     # Passage features (mentions, qualifiers) are computed on a passage's first
     # use and question embeddings on a question's first dense query, and both are
     # cached per index: without this the first method would be charged for work
@@ -309,7 +314,7 @@ class Method:
 
     name: str
     """Registry name, as given to ``--methods``."""
-    build: Callable[[Any, SealConfig, Pipeline], MethodRunner]
+    build: Callable[[SearchIndex, SealConfig, Pipeline], MethodRunner]
     """Returns the question -> output callable for an index and a config."""
     uses_loops: bool = False
     """Whether ``max_loops`` changes what the method does."""
@@ -317,7 +322,7 @@ class Method:
     """Whether the method needs an index with dense embeddings."""
 
 
-def require_dense(method: Method, index: Any) -> None:
+def require_dense(method: Method, index: SearchIndex) -> None:
     """Raise a clear error when ``method`` needs dense search and ``index`` has none.
 
     Raises:
@@ -360,7 +365,7 @@ def adaptive_pool_size(k: int) -> int:
     return max(3 * k, 10)
 
 
-def _chunks_for_hits(index: Any, hits: Iterable[Hit]) -> list[Chunk]:
+def _chunks_for_hits(index: SearchIndex, hits: Iterable[Hit]) -> list[Chunk]:
     return index.get_chunks([hit.chunk_id for hit in hits])
 
 
@@ -371,7 +376,7 @@ def _llm_calls(result: Mapping[str, Any]) -> int:
 
 
 def _answer_chunks(
-    question: str, chunks: list[Chunk], index: Any, config: SealConfig, pipeline: Pipeline
+    question: str, chunks: list[Chunk], index: SearchIndex, config: SealConfig, pipeline: Pipeline
 ) -> MethodOutput:
     result = pipeline.answer_from_evidence(question, chunks, index, config)
     return MethodOutput(
@@ -387,12 +392,12 @@ def _answer_chunks(
     )
 
 
-SearchFn = Callable[[Any, str, SealConfig], list[Hit]]
+SearchFn = Callable[["SearchIndex", str, SealConfig], list[Hit]]
 """One retriever: (index, question, config) -> top ``config.k`` hits."""
 
 
 def _flat_method(name: str, search: SearchFn, *, needs_dense: bool = False) -> Method:
-    def build(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
+    def build(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         require_dense(method, index)
 
         def run(question: str) -> MethodOutput:
@@ -405,7 +410,7 @@ def _flat_method(name: str, search: SearchFn, *, needs_dense: bool = False) -> M
     return method
 
 
-def _build_adaptive_k(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
+def _build_adaptive_k(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
     pool = adaptive_pool_size(config.k)
 
     def run(question: str) -> MethodOutput:
@@ -442,7 +447,9 @@ def rewrite_query(
     return " ".join([question, *(surface[t] for t in ranked)])
 
 
-def expand_evidence(question: str, index: Any, config: SealConfig) -> tuple[list[Chunk], int]:
+def expand_evidence(
+    question: str, index: SearchIndex, config: SealConfig
+) -> tuple[list[Chunk], int]:
     """Run the expansion baseline; return the evidence and the loops that added anything."""
     from sealgraph.ledger.knowledge import knowledge_for
 
@@ -470,7 +477,7 @@ def expand_evidence(question: str, index: Any, config: SealConfig) -> tuple[list
     return evidence, loops
 
 
-def _build_expand(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
+def _build_expand(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
     def run(question: str) -> MethodOutput:
         chunks, loops = expand_evidence(question, index, config)
         out = _answer_chunks(question, chunks, index, config, pipeline)
@@ -491,7 +498,7 @@ def _build_expand(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodR
 
 
 def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
-    def build(index: Any, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
+    def build(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         graph_config = config.override(overrides)
         graph = pipeline.build_graph(index=index, config=graph_config)
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sealgraph.config import SealConfig
 from sealgraph.errors import ConfigError, InputError
@@ -49,6 +49,9 @@ from sealgraph.eval.report import write_outputs
 from sealgraph.eval.split import check_split, select_split
 from sealgraph.ingest import load_documents
 from sealgraph.tokens import encoding_for_model, get_encoding
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
     "AnyQuestion",
@@ -99,7 +102,7 @@ def peak_rss_mb() -> float:
 def evaluate_method(
     method: Method,
     questions: Sequence[AnyQuestion],
-    index: Any,
+    index: SearchIndex,
     config: SealConfig,
     pipeline: Pipeline,
     *,

@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 from sealgraph.config import SealConfig
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.state import SealInput, SealOutput, SealState
+from sealgraph.index.protocol import SearchIndex, require_search_index
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
 from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
@@ -64,7 +65,7 @@ def make_reasoner(llm: Any, config: SealConfig) -> Reasoner:
 
 
 def build_graph(
-    index: Any,
+    index: str | Path | SearchIndex,
     llm: Any = None,
     config: SealConfig | dict[str, Any] | None = None,
     checkpointer: Any = None,
@@ -74,7 +75,8 @@ def build_graph(
     """Build and compile the SEAL graph.
 
     Args:
-        index: An index directory (str or Path) or a loaded :class:`sealgraph.index.Index`.
+        index: An index directory (str or Path) or a loaded :class:`sealgraph.index.Index`
+            (any :class:`~sealgraph.index.protocol.SearchIndex`).
         llm: None for the offline reasoner (default); a LangChain chat model, or
             ``"openai"`` to build ``ChatOpenAI`` from ``config.llm``, for LLM mode.
         config: A :class:`SealConfig` or a dict of settings.
@@ -87,11 +89,20 @@ def build_graph(
         ``citations``, ``evidence``, ``context``, ``context_tokens``, ``loops``,
         ``gaps`` and ``seal_log``.
 
+    Raises:
+        InputError: ``index`` is neither a directory nor a sealgraph index (for
+            example a LangChain vector store or retriever).
+
     """
     if isinstance(index, (str, Path)):
         from sealgraph.index import load_index
 
         index = load_index(index)
+    index = require_search_index(
+        index,
+        where="build_graph",
+        expected="a directory or sealgraph.index.load_index(...)",
+    )
     cfg = config if isinstance(config, SealConfig) else SealConfig.from_dict(config)
     default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sealgraph.config import SealConfig
+from sealgraph.index.protocol import SearchIndex
 from sealgraph.reasoning.base import Reasoner
 
 
@@ -19,8 +20,9 @@ class SealContext:
     LangGraph server sends) and ``context=None`` run the built graph unchanged.
     """
 
-    index: Any = None
-    """A loaded :class:`sealgraph.index.Index`; None keeps the graph's own index."""
+    index: SearchIndex | None = None
+    """A loaded index (:class:`sealgraph.index.Index`, or any other
+    :class:`~sealgraph.index.protocol.SearchIndex`); None keeps the graph's own index."""
     reasoner: Reasoner | None = None
     """The offline or the LLM reasoner; None keeps the graph's own reasoner."""
     config: SealConfig | dict[str, Any] | None = None

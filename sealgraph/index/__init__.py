@@ -1,7 +1,8 @@
 """The on-disk index: SQLite docstore, lexical BM25, dense FAISS, manifest.
 
 Public entry points: :func:`build_index`, :func:`load_index` and the
-:class:`Index` they return.
+:class:`Index` they return, which implements :class:`SearchIndex` (what the graph
+needs from an index; see :mod:`sealgraph.index.protocol`).
 
 An index directory holds::
 
@@ -51,6 +52,7 @@ from sealgraph.index.embedders import (
     normalize_rows,
     resolve_embedder,
 )
+from sealgraph.index.protocol import SearchIndex
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.ledger.knowledge import TABLES_FILE
 from sealgraph.text import normalize_name
@@ -59,6 +61,7 @@ from sealgraph.types import Chunk, Document, Hit
 __all__ = [
     "Embedder",
     "Index",
+    "SearchIndex",
     "build_index",
     "indexed_text",
     "load_index",

@@ -9,6 +9,7 @@ an embedder, by vector similarity, fused by reciprocal rank.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from sealgraph.config import SealConfig
 from sealgraph.ledger.microqueries import MicroQuery
 from sealgraph.ledger.needs import QuestionNeeds, focus_text, scope_clauses
 from sealgraph.types import Hit
+
+if TYPE_CHECKING:  # pragma: no cover (sealgraph.index imports the ledger)
+    from sealgraph.index.protocol import SearchIndex
 
 DOC_CHUNKS = 3
 """Chunks taken from each document a micro-query names (its best for the relation)."""
@@ -32,7 +36,7 @@ def relation_text(query: MicroQuery) -> str:
     return text
 
 
-def rank_doc_chunks(index, query: str, chunk_ids: Sequence[str]) -> list[int]:
+def rank_doc_chunks(index: SearchIndex, query: str, chunk_ids: Sequence[str]) -> list[int]:
     """Order ``chunk_ids`` (positions) by relevance to ``query``, best first, ties by position."""
     n = len(chunk_ids)
     if n == 0:
@@ -42,7 +46,7 @@ def rank_doc_chunks(index, query: str, chunk_ids: Sequence[str]) -> list[int]:
     order = sorted(range(n), key=lambda i: (-float(lex[i]), i))
     for rank, i in enumerate(order):
         fused[i] += 1.0 / (_RRF_K + rank)
-    if getattr(index, "has_dense", False):
+    if index.has_dense:
         qv = index.embed_query(query)
         vecs = index.chunk_vectors(list(chunk_ids))
         if qv is not None and vecs is not None:
@@ -54,7 +58,7 @@ def rank_doc_chunks(index, query: str, chunk_ids: Sequence[str]) -> list[int]:
 
 
 def gather_candidates(
-    index,
+    index: SearchIndex,
     queries: Sequence[MicroQuery],
     config: SealConfig,
     exclude: set[str],
@@ -67,7 +71,7 @@ def gather_candidates(
     """
     out: dict[str, list[str]] = {}
     # One batched model call for every new query instead of one call per query.
-    if getattr(index, "has_dense", False) and config.retrieval.dense_weight > 0:
+    if index.has_dense and config.retrieval.dense_weight > 0:
         index.embed_queries([q.text for q in queries])
     for q in queries:
         ids: list[str] = []
@@ -103,7 +107,7 @@ def scope_documents(needs: QuestionNeeds) -> tuple[str, ...]:
     return tuple(docs)
 
 
-def initial_hits(index, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
+def initial_hits(index: SearchIndex, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
     """Return the initial top-k evidence: hybrid search, or the scope documents' best chunks.
 
     A question whose scope clause names documents asks its remaining clause of

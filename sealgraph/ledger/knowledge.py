@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_n
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 from sealgraph.text import content_words, stem
 from sealgraph.types import Chunk
+
+if TYPE_CHECKING:  # pragma: no cover (sealgraph.index imports this module)
+    from sealgraph.index.protocol import SearchIndex
 
 # A proper name links passages when at most this many of them name it (the larger
 # of an absolute floor and a share of the corpus).
@@ -93,18 +96,17 @@ def write_corpus_tables(path: Path, chunks: Sequence[Chunk]) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _stored_tables(index) -> dict[str, Any] | None:
+def _stored_tables(index: SearchIndex) -> dict[str, Any] | None:
     """Return the tables an index was built with, or None (older index, other version).
 
     The file was checksum-verified when the index was loaded; anything unexpected
     here only means the tables are recomputed from the chunks on first use.
     """
-    path = getattr(index, "path", None)
-    files = (getattr(index, "manifest", None) or {}).get("files") or {}
-    if path is None or TABLES_FILE not in files:
+    files = index.manifest.get("files") or {}
+    if TABLES_FILE not in files:
         return None
     try:
-        tables = json.loads((Path(path) / TABLES_FILE).read_text(encoding="utf-8"))
+        tables = json.loads((index.path / TABLES_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     if (
@@ -122,11 +124,11 @@ class CorpusKnowledge:
     """Gazetteer, passage features and question relevance for one index.
 
     Args:
-        index: A loaded :class:`sealgraph.index.Index`.
+        index: A loaded index (:class:`sealgraph.index.Index`).
 
     """
 
-    def __init__(self, index) -> None:
+    def __init__(self, index: SearchIndex) -> None:
         self.index = index
         titles = list(index.titles())
         self.doc_titles: dict[str, str] = dict(titles)
@@ -218,7 +220,7 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
-def knowledge_for(index) -> CorpusKnowledge:
+def knowledge_for(index: SearchIndex) -> CorpusKnowledge:
     """Return the shared :class:`CorpusKnowledge` of an index (built on first use)."""
     with _CACHE_LOCK:
         kn = _CACHE.get(index)

@@ -12,6 +12,7 @@ from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
+from sealgraph.index.protocol import require_search_index
 from sealgraph.reasoning.base import FELL_BACK
 
 
@@ -23,6 +24,11 @@ def resolve(
     ``runtime.context`` may be None, a :class:`SealContext` with some fields left
     None, or (from a JSON client) a mapping of those fields: whatever it leaves out
     comes from ``default``, the context the graph was built with.
+
+    Raises:
+        InputError: The run context is not a SealContext or a mapping of its
+            fields, or its index is not a loaded sealgraph index.
+
     """
     given = getattr(runtime, "context", None)
     if isinstance(given, Mapping):
@@ -35,6 +41,12 @@ def resolve(
             f"got {type(given).__name__}"
         )
     else:
+        if given.index is not None and given.index is not default.index:
+            require_search_index(
+                given.index,
+                where="the run context (SealContext.index)",
+                expected="sealgraph.index.load_index(...)",
+            )
         ctx = SealContext(
             index=default.index if given.index is None else given.index,
             reasoner=default.reasoner if given.reasoner is None else given.reasoner,

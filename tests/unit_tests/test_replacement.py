@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -379,6 +380,8 @@ class TinyIndex:
                 self.chunks[c.chunk_id] = c
                 self._doc_chunks[doc_id].append(c)
         self.has_dense = False
+        self.path = Path("tiny-index")  # in memory: never read, the manifest lists no files
+        self.manifest = {}
 
     def titles(self):
         return list(self._titles)

@@ -1,0 +1,153 @@
+"""What the graph, the ledger, packing, the pipeline and the evaluation need from an index.
+
+:class:`SearchIndex` is the interface; :class:`sealgraph.index.Index` (what
+:func:`sealgraph.index.build_index` and :func:`sealgraph.index.load_index` return)
+implements it. A LangChain vector store or retriever does not: the SEAL loop reads
+chunks by id, walks a document's chunks in order and scores given chunks
+lexically, which a retriever cannot do. :func:`require_search_index` turns such a
+value into a clear :class:`~sealgraph.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from sealgraph.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from sealgraph.config import RetrievalConfig
+    from sealgraph.types import Chunk, Hit
+
+__all__ = ["SearchIndex", "require_search_index"]
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """A loaded, read-only corpus index: chunk lookup plus lexical, dense and hybrid search.
+
+    Chunk ids are ``"{doc_id}#{order}"`` (see :class:`sealgraph.types.Chunk`).
+    ``isinstance(value, SearchIndex)`` checks that every member is present.
+    """
+
+    # -- properties -------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """Directory the index was loaded from."""
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """The manifest (a copy): counts, sources, settings and the files it holds."""
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of chunks."""
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents."""
+
+    @property
+    def has_dense(self) -> bool:
+        """True when dense search works: vectors are stored and queries can be embedded."""
+
+    @property
+    def embedder_name(self) -> str | None:
+        """Name of the embedder the stored vectors come from (None if there are none)."""
+
+    # -- chunk access -----------------------------------------------------------
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """Return a chunk by id (KeyError if unknown)."""
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> list[Chunk]:
+        """Return chunks by id, in the given order (KeyError on an unknown id)."""
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Iterate over every chunk (documents in order, chunks in order)."""
+
+    def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        """Chunks of a document, in order (empty for an unknown document)."""
+
+    def neighbors(self, chunk_id: str, before: int = 1, after: int = 1) -> list[Chunk]:
+        """Return the chunk with up to ``before``/``after`` same-document neighbours, in order."""
+
+    def titles(self) -> list[tuple[str, str]]:
+        """``(doc_id, title)`` of every document, in document order."""
+
+    def headings(self) -> list[tuple[str, str]]:
+        """``(chunk_id, own section heading)`` of every chunk that has one."""
+
+    def lookup_title(self, name: str) -> list[str]:
+        """Chunk ids for an entity name (documents with that title, then that heading)."""
+
+    # -- search -----------------------------------------------------------------
+
+    def search_lexical(self, query: str, k: int) -> list[Hit]:
+        """BM25 top ``k`` (only chunks sharing a term with the query)."""
+
+    def search_dense(self, query: str, k: int) -> list[Hit]:
+        """Cosine top ``k`` by embedding; empty when the index has no dense search."""
+
+    def search_hybrid(
+        self, query: str, k: int, retrieval: RetrievalConfig | None = None
+    ) -> list[Hit]:
+        """Reciprocal-rank fusion of lexical and dense results (lexical only without dense)."""
+
+    def score_lexical(self, query: str, chunk_ids: Sequence[str]) -> np.ndarray:
+        """BM25 score of ``query`` for each given chunk (0 where no term matches)."""
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """Return the unit query vector, or None without dense search."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Embed several queries at once (one unit row each), or None without dense search."""
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Embed arbitrary texts (one unit row each), or None without dense search."""
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray | None:
+        """Return the stored unit vectors of the chunks (one row each), or None without vectors."""
+
+
+def require_search_index(value: object, *, where: str, expected: str) -> SearchIndex:
+    """Return ``value`` if it is a :class:`SearchIndex`, else raise a clear InputError.
+
+    Args:
+        value: What the caller was given as an index.
+        where: Who needs the index, to start the message (``"build_graph"``).
+        expected: What to give instead, in the message's parentheses.
+
+    Raises:
+        InputError: ``value`` is not a sealgraph index (for example a LangChain
+            vector store or retriever, a dict, or a path where a loaded index is
+            needed); the message names its type and the members it lacks.
+
+    """
+    if isinstance(value, SearchIndex):
+        return value
+    kind = type(value)
+    name = kind.__qualname__
+    if kind.__module__ != "builtins":
+        name = f"{kind.__module__}.{name}"
+    missing = [m for m in _MEMBERS if not _has_member(value, m)]
+    if len(missing) < len(_MEMBERS):
+        tail = f", which has no {', '.join(missing)}"
+    else:  # nothing like an index (a vector store, a retriever, a dict...)
+        tail = "; index the documents with sealgraph.index.build_index(paths, index_dir)"
+    raise InputError(f"{where} needs a sealgraph index ({expected}); got {name}{tail}")
+
+
+_MEMBERS = tuple(name for name in vars(SearchIndex) if not name.startswith("_"))
+"""Names of the members of :class:`SearchIndex`, in declaration order."""
+
+
+def _has_member(value: object, name: str) -> bool:
+    # As the protocol check: present, and a method not blocked by setting it to None.
+    if not hasattr(value, name):
+        return False
+    return not callable(getattr(SearchIndex, name)) or getattr(value, name) is not None
