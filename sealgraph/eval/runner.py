@@ -52,6 +52,7 @@ from sealgraph.tokens import encoding_for_model, get_encoding
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
+    from sealgraph.types import Document
 
 __all__ = [
     "AnyQuestion",
@@ -358,13 +359,7 @@ def run_eval(
     else:
         eval_questions = list(load_questions(questions_path))
         documents = load_documents([questions_path, *(Path(p) for p in pools)])
-        opened = open_index(
-            documents,
-            index_dir,
-            embedder=embedder,
-            max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
-            encoding=encoding,
-        )
+        opened = _open_documents(documents, index_dir, embedder=embedder, encoding=encoding)
         corpus_size = len(documents)
     eval_questions = _pick(eval_questions, split, limit, questions_path)
     if progress:
@@ -468,6 +463,19 @@ def _question_mode(
     return "corpus"
 
 
+def _open_documents(
+    documents: list[Document], index_dir: str | Path | None, *, embedder: str, encoding: str
+) -> OpenedIndex:
+    # Every eval index is chunked alike, so cached indexes of one corpus are shared.
+    return open_index(
+        documents,
+        index_dir,
+        embedder=embedder,
+        max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
+        encoding=encoding,
+    )
+
+
 def _open_corpus(
     path: Path,
     corpus: str | Path | None,
@@ -487,13 +495,7 @@ def _open_corpus(
         documents = load_documents(folder)
         sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
         questions = load_corpus_questions(path, sources)
-        opened = open_index(
-            documents,
-            index_dir,
-            embedder=embedder,
-            max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
-            encoding=encoding,
-        )
+        opened = _open_documents(documents, index_dir, embedder=embedder, encoding=encoding)
         corpus_size = len(documents)
     else:
         assert index_dir is not None  # _question_mode refused it
