@@ -21,25 +21,19 @@ def resolve(
 ) -> tuple[SealContext, SealConfig]:
     """Return the run's complete context and effective config.
 
-    ``runtime.context`` may be None, a :class:`SealContext` with some fields left
-    None, or (from a JSON client) a mapping of those fields: whatever it leaves out
-    comes from ``default``, the context the graph was built with.
+    ``runtime.context`` may be None, or a :class:`SealContext` with some fields left
+    None (LangGraph builds one from a dict such as the server's ``context={}``):
+    whatever it leaves out comes from ``default``, the context the graph was built
+    with. Any other object is a parent graph's own context (sealgraph running as a
+    subgraph) and is not sealgraph's to read: the built context applies.
 
     Raises:
-        InputError: The run context is not a SealContext or a mapping of its
-            fields, or its index is not a loaded sealgraph index.
+        InputError: The run context's index is not a loaded sealgraph index.
 
     """
     given = getattr(runtime, "context", None)
-    if isinstance(given, Mapping):
-        given = _context_from_mapping(given)
-    if given is None or given is default:
+    if not isinstance(given, SealContext) or given is default:
         ctx = default
-    elif not isinstance(given, SealContext):
-        raise InputError(
-            f"the run context must be a SealContext or a mapping of its fields, "
-            f"got {type(given).__name__}"
-        )
     else:
         if given.index is not None and given.index is not default.index:
             require_search_index(
@@ -55,16 +49,6 @@ def resolve(
     overrides = state.get("config")
     cfg = ctx.config.override(overrides) if overrides else ctx.config
     return ctx, cfg
-
-
-def _context_from_mapping(fields: Mapping[str, Any]) -> SealContext:
-    unknown = sorted(set(fields) - {"index", "reasoner", "config"})
-    if unknown:
-        raise InputError(
-            f"unknown run context field(s) {', '.join(map(str, unknown))}: "
-            "a SealContext has index, reasoner and config"
-        )
-    return SealContext(**fields)
 
 
 def _base_config(given: Any, default: Any) -> SealConfig:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NotRequired
+
 import pytest
 from conftest import write_tiny_docs
+from langgraph.graph import END, START, StateGraph
 from reliability_support import assert_clear_error, run_cli
+from typing_extensions import TypedDict
 
 from sealgraph import build_graph
 from sealgraph.errors import InputError
@@ -55,3 +60,24 @@ def test_a_partial_run_context_overrides_only_its_fields(index):
 def test_an_unknown_run_context_field_is_a_clear_error(index):
     with pytest.raises((InputError, TypeError)):
         build_graph(index=index).invoke({"question": QUESTION}, context={"indx": "typo"})
+
+
+@dataclass
+class ParentContext:
+    user: str = "someone"
+
+
+class ParentState(TypedDict):
+    question: str
+    answer: NotRequired[str]
+
+
+def test_a_parent_graphs_own_context_does_not_reach_sealgraph(index):
+    # sealgraph as a subgraph of a graph with a context of its own: LangGraph hands
+    # the parent's context to the child's nodes; sealgraph must use its own.
+    builder = StateGraph(ParentState, context_schema=ParentContext)
+    builder.add_node("sealgraph", build_graph(index=index))
+    builder.add_edge(START, "sealgraph")
+    builder.add_edge("sealgraph", END)
+    out = builder.compile().invoke({"question": QUESTION}, context=ParentContext("ada"))
+    assert out["answer"] == build_graph(index=index).invoke({"question": QUESTION})["answer"]
