@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from sealgraph.lexicon import active
 from sealgraph.tokens import TokenCounter
 from sealgraph.types import Chunk, Document
 
@@ -36,18 +37,8 @@ __all__ = [
 SPLITTER_VERSION = "regex-2"
 """Version of the sentence splitter and section rules; stored in index manifests."""
 
-# Abbreviations after which a period never ends a sentence ("Dr. Smith", "e.g. X").
-_TITLE_ABBREVIATIONS = frozenset(
-    {"mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "st", "jr", "sr", "rev", "hon"}
-    | {"sen", "rep", "gov", "pres", "gen", "col", "capt", "cmdr", "lt", "sgt", "maj", "adm"}
-    | {"fr", "mt", "ft", "vs", "cf", "al", "approx", "e.g", "i.e", "viz"}
-)
-# Abbreviations that do not end a sentence when a number follows ("No. 5", "Jan. 3").
-_NUMERIC_ABBREVIATIONS = frozenset(
-    {"no", "nos", "vol", "vols", "fig", "figs", "p", "pp", "ch", "chap", "sec", "art", "op"}
-    | {"ca", "c", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov"}
-    | {"dec"}
-)
+# Abbreviations after which a period ends no sentence ("Dr. Smith", "e.g. X", "No. 5")
+# are the active lexicon's (title_abbreviations, numeric_abbreviations).
 
 # Sentence-final punctuation, closing quotes/brackets, then the whitespace that
 # belongs to the sentence it ends. A match only starts at the first mark of a run:
@@ -147,7 +138,9 @@ def chunk_document(doc: Document, counter: TokenCounter, max_tokens: int = 256) 
     directly followed by ``## Expenses``) is kept with that first subsection
     rather than becoming a chunk with no content. Documents whose
     ``metadata["format"]`` is ``"text"`` or that carry
-    ``metadata["sentence_spans"]`` have no sections.
+    ``metadata["sentence_spans"]`` have no sections. Documents whose
+    ``metadata["split"]`` is ``"lines"`` (table rows, one per line) are split into
+    lines instead of sentences, so a chunk never cuts a row that fits in it.
 
     Args:
         doc: The document.
@@ -184,8 +177,27 @@ def _section_sentences(doc: Document) -> Iterator[tuple[tuple[str, ...], list[tu
         yield (), _spans_from_ends(text, (int(end) for _, end in given_spans))
         return
     use_headings = doc.metadata.get("format") != "text"
+    # Table rows (spreadsheets, CSV) are one line each and must never be cut apart.
+    split = _split_lines if doc.metadata.get("split") == "lines" else split_sentences
     for start, end, chain in _sections(text, markdown_headings(text) if use_headings else []):
-        yield chain, [(start + a, start + b) for a, b in split_sentences(text[start:end])]
+        yield chain, [(start + a, start + b) for a, b in split(text[start:end])]
+
+
+def _split_lines(text: str) -> list[tuple[int, int]]:
+    """Split ``text`` into one span per non-blank line (blank lines join the line before).
+
+    Linear: each whitespace run after a line end is skipped once.
+    """
+    if not text:
+        return []
+    bounds = []
+    pos = text.find("\n")
+    while pos != -1:
+        pos = _skip_space(text, pos + 1)
+        if pos < len(text):
+            bounds.append(pos)
+        pos = text.find("\n", pos)
+    return list(zip([0, *bounds], [*bounds, len(text)], strict=True))
 
 
 def _latin_sentence_ends(text: str) -> Iterator[int]:
@@ -222,9 +234,10 @@ def _ends_sentence(text: str, match: re.Match[str], lower: int) -> bool:
     assert word is not None  # both groups may be empty: the pattern always matches
     token = word.group(1)[::-1].lstrip(_OPENERS)
     lowered = token.lower()
-    if lowered in _TITLE_ABBREVIATIONS:
+    lex = active()
+    if lowered in lex.title_abbreviations:
         return False
-    if lowered in _NUMERIC_ABBREVIATIONS and next_char.isdigit():
+    if lowered in lex.numeric_abbreviations and next_char.isdigit():
         return False
     if _INITIAL_RE.fullmatch(token):
         return False

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sealgraph.errors import ConfigError
 from sealgraph.packing.config import PackConfig
@@ -128,6 +128,24 @@ class SealConfig(BaseModel):
     """Packing settings."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
     """LLM-mode settings (unused offline)."""
+    lexicon: str = "english"
+    """Language the offline reader reads (stop words, question words, stemmer...; see
+    :mod:`sealgraph.lexicon`): ``"english"`` or a ``"package.module:NAME"`` path to a
+    :class:`sealgraph.lexicon.Lexicon`. New indexes are built with it and record it;
+    a run over an index reads with the index's lexicon (this one only for an index
+    that records none)."""
+
+    @field_validator("lexicon")
+    @classmethod
+    def _known_lexicon(cls, value: str) -> str:
+        from sealgraph.lexicon import get_lexicon
+
+        value = value.strip()
+        try:
+            get_lexicon(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SealConfig:

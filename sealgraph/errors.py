@@ -26,6 +26,15 @@ class IndexCorruptError(SealgraphError):
     """An index directory is missing, incomplete or damaged."""
 
 
+class StaleTokenizerError(IndexCorruptError):
+    """An index's lexical part was built with another tokenizer (lexicon or stemmer).
+
+    Nothing is damaged: ``sealgraph index --index DIR`` (or
+    :func:`sealgraph.index.refresh_lexical`) rebuilds the lexical part from the stored
+    chunks, without embedding anything again.
+    """
+
+
 class EmbedderMismatchError(SealgraphError):
     """An index was built with a different embedder than the one requested."""
 

@@ -6,6 +6,8 @@ import argparse
 import time
 from typing import Any
 
+from sealgraph.cli._env import INDEX_ENV, add_index_argument, index_arg
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``index`` subcommand."""
@@ -20,11 +22,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "updated, the others are kept; --replace makes the index hold exactly the given "
             "documents instead. "
             "Unchanged chunks reuse their embeddings. A directory that is not a sealgraph "
-            "index (or holds other files besides one) is never touched."
+            "index (or holds other files besides one) is never touched. Without --index the "
+            f"index is ${INDEX_ENV} (said on stderr). Without PATH, an existing index has "
+            "its lexical (BM25) part rebuilt from its stored chunks, as this sealgraph "
+            "tokenizes and stems: what an index built by an older version needs; nothing is "
+            "chunked or embedded again."
         ),
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index")
-    parser.add_argument("--index", required=True, metavar="DIR", help="index directory")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or folders to index (none: refresh the lexical part of --index)",
+    )
+    add_index_argument(parser, "index directory to build or add to")
     parser.add_argument(
         "--embedder",
         default="auto",
@@ -62,6 +73,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
+        "--lexicon",
+        metavar="SPEC",
+        help=(
+            "language of the index: english or package.module:NAME of a "
+            "sealgraph.lexicon.Lexicon (default: the existing index's, else english)"
+        ),
+    )
+    parser.add_argument(
         "--lock-timeout",
         type=float,
         metavar="SECONDS",
@@ -78,14 +97,17 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.lock_timeout is not None:  # build_index's default otherwise (kept in one place)
         options["lock_timeout"] = args.lock_timeout
+    if not args.paths:
+        return _refresh(args, options, started)
     index = build_index(
         args.paths,
-        args.index,
+        index_arg(args, announce=True),
         embedder=args.embedder,
         max_chunk_tokens=args.max_chunk_tokens,
         encoding=args.encoding,
         replace=args.replace,
         force=args.force,
+        lexicon=args.lexicon,
         **options,
     )
     # The index build_index returns is this build's own (loaded under its lock),
@@ -107,5 +129,44 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"indexed {counts['documents']} documents, {counts['chunks']} chunks into {index.path} "
         f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) -> int:
+    """Rebuild the lexical part of an existing index (no PATH given)."""
+    from pathlib import Path
+
+    from sealgraph.errors import InputError
+    from sealgraph.index import refresh_lexical
+
+    path = index_arg(args, announce=True)
+    if not (Path(path) / "manifest.json").is_file():
+        raise InputError(
+            f"give the files or folders to index (PATH); without PATH, --index must be an "
+            f"existing index, and {path} holds none"
+        )
+    given = [
+        flag
+        for flag, value in (
+            ("--replace", args.replace),
+            ("--force", args.force),
+            ("--lexicon", args.lexicon),
+            ("--max-chunk-tokens", args.max_chunk_tokens),
+            ("--encoding", args.encoding),
+        )
+        if value
+    ]
+    if given:
+        raise InputError(
+            f"{', '.join(given)} change how documents are chunked: give the PATHs to index "
+            f"again (unchanged chunks keep their embeddings)"
+        )
+    index = refresh_lexical(path, embedder="none", **options)
+    tokenizer = index.manifest["lexical"]["tokenizer_version"]
+    print(
+        f"rebuilt the lexical index of {index.path} ({index.n_docs} documents, "
+        f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
+        f"{time.perf_counter() - started:.1f} s"
     )
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sealgraph.audit.paths import cache_dir
-from sealgraph.errors import IndexCorruptError, InputError
+from sealgraph.errors import IndexCorruptError, InputError, StaleTokenizerError
 from sealgraph.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document
 
@@ -55,9 +55,17 @@ class OpenedIndex:
 
 
 def corpus_fingerprint(
-    documents: Sequence[Document], *, embedder: str, max_chunk_tokens: int, encoding: str
+    documents: Sequence[Document],
+    *,
+    embedder: str,
+    max_chunk_tokens: int,
+    encoding: str,
+    lexicon: str = "english",
 ) -> str:
     """Return the sha256 of the sorted (title, text) corpus plus the index settings.
+
+    The lexicon counts only when it is not the default English one, so that the
+    keys of indexes cached before lexicons existed stay valid.
 
     The order of the input files and of their paragraphs does not change it.
     Document ids are part of what an index returns, so the ids that are not
@@ -77,6 +85,8 @@ def corpus_fingerprint(
         "max_chunk_tokens": max_chunk_tokens,
         "encoding": encoding,
     }
+    if lexicon != "english":
+        settings["lexicon"] = lexicon
     digest.update(json.dumps(settings, sort_keys=True).encode())
     for title, text in sorted({(doc.title, doc.text) for doc in documents}):
         # Length prefixes make the encoding unambiguous whatever the texts contain.
@@ -104,6 +114,7 @@ def open_index(
     embedder: str = "auto",
     max_chunk_tokens: int = DEFAULT_MAX_CHUNK_TOKENS,
     encoding: str = DEFAULT_ENCODING,
+    lexicon: str = "english",
 ) -> OpenedIndex:
     """Load the index of ``documents``, building it first when needed.
 
@@ -112,7 +123,10 @@ def open_index(
     ``$SEALGRAPH_CACHE_DIR`` or the user cache dir). With ``index_dir`` an
     existing index there is loaded (and must hold exactly this corpus), else one
     is built there. :func:`sealgraph.index.build_index` builds atomically, so an
-    interrupted run never leaves a half-written index behind.
+    interrupted run never leaves a half-written index behind. A cached index whose
+    lexical tokenizer is stale (built by a sealgraph that stemmed otherwise) has its
+    lexical part rebuilt in place (:func:`sealgraph.index.refresh_lexical`): nothing
+    is embedded again.
 
     Args:
         documents: The deduplicated corpus.
@@ -120,15 +134,23 @@ def open_index(
         embedder: Embedder spec for a build (``auto``, ``none``, ...).
         max_chunk_tokens: Chunk size for a build.
         encoding: tiktoken encoding that counts chunk tokens in a build.
+        lexicon: Lexicon of a build (the config's ``lexicon``).
 
     Raises:
         InputError: ``index_dir`` holds an index of a different corpus.
         IndexCorruptError: ``index_dir`` holds a damaged index.
+        StaleTokenizerError: ``index_dir`` holds an index whose lexical part is stale
+            (the message says how to refresh it without embedding anything).
 
     """
-    from sealgraph.index import build_index, load_index
+    from sealgraph.index import build_index, load_index, refresh_lexical
 
-    settings = {"embedder": embedder, "max_chunk_tokens": max_chunk_tokens, "encoding": encoding}
+    settings = {
+        "embedder": embedder,
+        "max_chunk_tokens": max_chunk_tokens,
+        "encoding": encoding,
+        "lexicon": lexicon,
+    }
     if index_dir is not None:
         path = Path(index_dir)
         if path.is_dir() and any(path.iterdir()):
@@ -141,6 +163,12 @@ def open_index(
         if path.is_dir():
             try:
                 return OpenedIndex(index=load_index(path), path=path, reused=True)
+            except StaleTokenizerError:
+                # Tokenized by an older sealgraph: re-tokenize the stored chunks only.
+                try:
+                    return OpenedIndex(index=refresh_lexical(path), path=path, reused=True)
+                except IndexCorruptError:
+                    shutil.rmtree(path)  # our own cache entry, damaged: rebuild it
             except IndexCorruptError:
                 shutil.rmtree(path)  # our own cache entry, damaged: rebuild it
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 from sealgraph.eval.metrics import CharRange
+from sealgraph.lexicon import reads_index_lexicon
 from sealgraph.types import Chunk, Hit
 
 if TYPE_CHECKING:  # pragma: no cover (sealgraph.index is imported when an index is)
@@ -447,6 +448,7 @@ def rewrite_query(
     return " ".join([question, *(surface[t] for t in ranked)])
 
 
+@reads_index_lexicon
 def expand_evidence(
     question: str, index: SearchIndex, config: SealConfig
 ) -> tuple[list[Chunk], int]:

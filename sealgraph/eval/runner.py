@@ -354,12 +354,19 @@ def run_eval(
     encoding = encoding_for_model(config.tokenizer_model)
     if mode == "corpus":
         eval_questions, opened, corpus_size = _open_corpus(
-            questions_path, corpus, index_dir, embedder=embedder, encoding=encoding
+            questions_path,
+            corpus,
+            index_dir,
+            embedder=embedder,
+            encoding=encoding,
+            lexicon=config.lexicon,
         )
     else:
         eval_questions = list(load_questions(questions_path))
         documents = load_documents([questions_path, *(Path(p) for p in pools)])
-        opened = _open_documents(documents, index_dir, embedder=embedder, encoding=encoding)
+        opened = _open_documents(
+            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=config.lexicon
+        )
         corpus_size = len(documents)
     eval_questions = _pick(eval_questions, split, limit, questions_path)
     if progress:
@@ -464,7 +471,12 @@ def _question_mode(
 
 
 def _open_documents(
-    documents: list[Document], index_dir: str | Path | None, *, embedder: str, encoding: str
+    documents: list[Document],
+    index_dir: str | Path | None,
+    *,
+    embedder: str,
+    encoding: str,
+    lexicon: str = "english",
 ) -> OpenedIndex:
     # Every eval index is chunked alike, so cached indexes of one corpus are shared.
     return open_index(
@@ -473,6 +485,7 @@ def _open_documents(
         embedder=embedder,
         max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
         encoding=encoding,
+        lexicon=lexicon,
     )
 
 
@@ -483,6 +496,7 @@ def _open_corpus(
     *,
     embedder: str,
     encoding: str,
+    lexicon: str = "english",
 ) -> tuple[list[CorpusQuestion], OpenedIndex, int]:
     # The corpus questions and the index of their folder (built, cached or given).
     from sealgraph.index import load_index
@@ -495,7 +509,9 @@ def _open_corpus(
         documents = load_documents(folder)
         sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
         questions = load_corpus_questions(path, sources)
-        opened = _open_documents(documents, index_dir, embedder=embedder, encoding=encoding)
+        opened = _open_documents(
+            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=lexicon
+        )
         corpus_size = len(documents)
     else:
         assert index_dir is not None  # _question_mode refused it

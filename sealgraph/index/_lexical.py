@@ -14,11 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sealgraph.text import STOPWORDS, words
+from sealgraph.lexicon import Lexicon, active, words
 
 LEXICAL_DIR = "lexical"
-TOKENIZER_VERSION = "words-stop-s1"
-"""Version of :func:`lexical_tokens`; an index built with another version is rebuilt."""
 BM25_PARAMS = {"method": "lucene", "k1": 1.2, "b": 0.75}
 """BM25 variant and parameters (the common Lucene defaults)."""
 # Files bm25s writes for our index (it writes no corpus file when none is given).
@@ -34,44 +32,40 @@ LEXICAL_FILES = (
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
-def stem(word: str) -> str:
-    """Light plural/possessive stemmer (Harman's S-stemmer plus ``'s``).
+def tokenizer_version(lexicon: Lexicon | None = None) -> str:
+    """Version of :func:`lexical_tokens` with ``lexicon`` (the active one by default).
 
-    ``"albums"`` → ``"album"``, ``"stories"`` → ``"story"``, ``"horses"`` →
-    ``"horse"``, ``"harbourlight's"`` → ``"harbourlight"``; words of three letters or fewer
-    and words ending in ``ss``, ``us`` or ``is`` are kept.
+    It is the lexicon's :attr:`~sealgraph.lexicon.Lexicon.tokenizer_version` (its
+    name, its Snowball stemmer and a digest of its stop words and irregular forms);
+    an index built with another version has its lexical part rebuilt.
     """
-    if word.endswith(("'s", "’s")):
-        word = word[:-2]
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    return (lexicon or active()).tokenizer_version
 
 
-def lexical_tokens(text: str) -> list[str]:
-    """Tokenize for BM25: folded words, stopwords dropped, lightly stemmed."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS]
+def lexical_tokens(text: str, lexicon: Lexicon | None = None) -> list[str]:
+    """Tokenize for BM25: folded words, stop words dropped, stemmed (the lexicon's)."""
+    lex = lexicon or active()
+    stop = lex.stop_words
+    return [lex.stem(w) for w in words(text) if w not in stop]
 
 
 class LexicalIndex:
     """A BM25 index whose documents are addressed by their row (0..n-1)."""
 
-    def __init__(self, bm25) -> None:
+    def __init__(self, bm25, lexicon: Lexicon | None = None) -> None:
         self._bm25 = bm25
+        self.lexicon = lexicon or active()
+        """The lexicon whose tokenizer built the index and reads queries."""
         self._vocab: dict[str, int] = bm25.vocab_dict
         self.n_docs = int(bm25.scores["num_docs"])
 
     @classmethod
-    def build(cls, texts: Sequence[str]) -> LexicalIndex:
-        """Index ``texts``; row i of the index is ``texts[i]``."""
+    def build(cls, texts: Sequence[str], lexicon: Lexicon | None = None) -> LexicalIndex:
+        """Index ``texts`` with ``lexicon`` (the active one by default); row i is ``texts[i]``."""
         import bm25s
 
+        lex = lexicon or active()
+        stop = lex.stop_words
         # Build the vocabulary ourselves in first-seen order so that the files
         # are identical across runs (bm25s would iterate a set of strings, whose
         # order changes with the hash seed). Token id 0 is a never-used sentinel
@@ -87,33 +81,33 @@ class LexicalIndex:
             for word in words(text):
                 token_id = word_ids.get(word)
                 if token_id is None:
-                    token_id = -1 if word in STOPWORDS else vocab.setdefault(stem(word), len(vocab))
+                    token_id = -1 if word in stop else vocab.setdefault(lex.stem(word), len(vocab))
                     word_ids[word] = token_id
                 if token_id >= 0:
                     ids.append(token_id)
             corpus_ids.append(ids)
         bm25 = bm25s.BM25(**BM25_PARAMS)
         bm25.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
-        return cls(bm25)
+        return cls(bm25, lex)
 
     def save(self, directory: Path) -> None:
         """Write the index files into ``directory``."""
         self._bm25.save(str(directory), allow_pickle=False, show_progress=False)
 
     @classmethod
-    def load(cls, directory: Path) -> LexicalIndex:
-        """Read an index written by :meth:`save`."""
+    def load(cls, directory: Path, lexicon: Lexicon | None = None) -> LexicalIndex:
+        """Read an index written by :meth:`save` with ``lexicon``'s tokenizer."""
         import bm25s
 
         bm25 = bm25s.BM25.load(
             str(directory), allow_pickle=False, load_corpus=False, show_progress=False
         )
-        return cls(bm25)
+        return cls(bm25, lexicon)
 
     def query_ids(self, query: str) -> np.ndarray:
         """Vocabulary ids of the query's distinct known tokens, in query order."""
         seen: dict[int, None] = {}
-        for token in lexical_tokens(query):
+        for token in lexical_tokens(query, self.lexicon):
             token_id = self._vocab.get(token)
             if token_id is not None:
                 seen.setdefault(token_id, None)

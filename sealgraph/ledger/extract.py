@@ -3,7 +3,8 @@
 No model is involved. Entities are gazetteer mentions (titles, aliases, headings)
 plus capitalised spans; the passage's own document title is its topic entity.
 A relation is (topic, words of the sentence around the mention, mentioned entity);
-qualifiers are dates, numbers and places found by patterns.
+qualifiers are dates, numbers and places found by the active lexicon's patterns
+(:mod:`sealgraph.lexicon`).
 """
 
 from __future__ import annotations
@@ -13,33 +14,9 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
 from sealgraph.ledger.ledger import Facts, Provenance, Qualifier, Relation
-from sealgraph.text import content_words, normalize_name, stem, stemmed_terms, words
+from sealgraph.lexicon import active, content_words, stemmed_terms, words
+from sealgraph.text import normalize_name
 from sealgraph.types import Chunk
-
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december|"
-    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-)
-DATE_RE = re.compile(
-    rf"\b(?:(?:\d{{1,2}}\s+)?(?:{_MONTHS})\.?(?:\s+\d{{1,2}})?,?\s+\d{{3,4}}|"
-    rf"\d{{4}}-\d{{2}}-\d{{2}}|(?:1[0-9]|20)\d{{2}}s?)\b",
-    re.I,
-)
-NUMBER_RE = re.compile(
-    r"\b(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*(?:%|percent|million|billion|thousand))?\b"
-    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|billion)\b",
-    re.I,
-)
-_MONTH_NAMES = (
-    "January|February|March|April|May|June|July|August|September|October|November|December|"
-    "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
-)
-# "in October 2018" is a date, not a place: a month name cannot start a place.
-PLACE_RE = re.compile(
-    rf"\b(?:in|at|from|near|based in|located in|born in)\s+(?!(?:{_MONTH_NAMES})\b)"
-    r"((?:[A-Z][\w'’.-]+)(?:,?\s+[A-Z][\w'’.-]+){0,3})"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,71 +97,6 @@ class PassageFeatures:
         return _role_named_keys(self.chunk_id, self.text, frozenset(self.name_keys()), terms)
 
 
-# Lower-case words allowed inside a proper name ("Bank of England", "Vincent van Gogh").
-_NAME_CONNECTORS = frozenset(
-    [
-        "of",
-        "and",
-        "the",
-        "de",
-        "del",
-        "della",
-        "da",
-        "di",
-        "du",
-        "la",
-        "le",
-        "van",
-        "von",
-        "der",
-        "den",
-        "y",
-    ]
-)
-# Capitalised words that open a sentence or clause rather than a name.
-_NAME_OPENERS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "in",
-        "on",
-        "at",
-        "of",
-        "for",
-        "from",
-        "by",
-        "with",
-        "to",
-        "he",
-        "she",
-        "it",
-        "they",
-        "we",
-        "his",
-        "her",
-        "its",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "when",
-        "after",
-        "before",
-        "during",
-        "as",
-        "while",
-        "but",
-        "and",
-        "or",
-        "if",
-        "since",
-        "although",
-    ]
-)
-
-
 def proper_names(text: str) -> list[tuple[int, str]]:
     """Return ``(start, key)`` of every capitalised run of two or more words.
 
@@ -192,6 +104,12 @@ def proper_names(text: str) -> list[tuple[int, str]]:
     lower-case connectors may join capitalised words. Leading words that open a
     sentence or clause ("The", "In", "His") are not part of the name.
     """
+    lex = active()
+    openers, connectors, conjunctions = (
+        lex.name_openers,
+        lex.proper_name_connectors,
+        lex.name_conjunctions,
+    )
     out: list[tuple[int, str]] = []
     run: list[tuple[str, int, int, bool]] = []
 
@@ -203,13 +121,13 @@ def proper_names(text: str) -> list[tuple[int, str]]:
     def close() -> None:
         while run and not run[-1][3]:
             run.pop()  # a connector cannot end a name
-        while run and run[0][0] in _NAME_OPENERS:
+        while run and run[0][0] in openers:
             run.pop(0)  # "In", "The", "His" open a sentence, not a name
         if sum(1 for t in run if t[3]) >= 2:
             # "Ada Brightwater and Tomas Greyhill" is two names; "Salt and Iron" one.
             parts: list[list[tuple[str, int, int, bool]]] = [[]]
             for t in run:
-                if t[0] == "and" and not t[3]:
+                if t[0] in conjunctions and not t[3]:
                     parts.append([])
                 else:
                     parts[-1].append(t)
@@ -228,7 +146,7 @@ def proper_names(text: str) -> list[tuple[int, str]]:
         elif cap:
             close()
             run.append(tok)
-        elif joined and key in _NAME_CONNECTORS:
+        elif joined and key in connectors:
             run.append(tok)
         else:
             close()
@@ -260,6 +178,8 @@ def _role_linked_docs(
     mentions: tuple[tuple[int, Mention], ...],
     terms: frozenset[str],
 ) -> frozenset[str]:
+    lex = active()
+
     def compute() -> frozenset[str]:
         docs = set()
         for _, m in mentions:
@@ -267,24 +187,26 @@ def _role_linked_docs(
                 continue
             after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
             near = _words_before(text, m.start) + words(after)[:_ROLE_WORDS_AFTER]
-            if any(stem(w) in terms for w in near):
+            if any(lex.stem(w) in terms for w in near):
                 docs.add(m.targets[0])
         return frozenset(docs)
 
-    return _memo(("docs", chunk_id, text, terms), compute)
+    return _memo(("docs", lex, chunk_id, text, terms), compute)
 
 
 def _role_named_keys(
     chunk_id: str, text: str, keys: frozenset[str], terms: frozenset[str]
 ) -> frozenset[str]:
+    lex = active()
+
     def compute() -> frozenset[str]:
         return frozenset(
             name
             for start, name in proper_names(text)
-            if name in keys and any(stem(w) in terms for w in _words_before(text, start))
+            if name in keys and any(lex.stem(w) in terms for w in _words_before(text, start))
         )
 
-    return _memo(("names", chunk_id, text, keys, terms), compute)
+    return _memo(("names", lex, chunk_id, text, keys, terms), compute)
 
 
 def _words_before(text: str, start: int) -> list[str]:
@@ -315,14 +237,15 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
         mentions.append((_sentence_of(spans, m.start), m))
     quals: list[tuple[int, str, str]] = []
     date_spans = []
-    for m in DATE_RE.finditer(text):
+    lex = active()
+    for m in lex.date_re.finditer(text):
         quals.append((_sentence_of(spans, m.start()), "date", m.group(0)))
         date_spans.append((m.start(), m.end()))
-    for m in NUMBER_RE.finditer(text):
+    for m in lex.number_re.finditer(text):
         if any(a <= m.start() < b for a, b in date_spans):
             continue
         quals.append((_sentence_of(spans, m.start()), "number", m.group(0)))
-    for m in PLACE_RE.finditer(text):
+    for m in lex.passage_place_re.finditer(text):
         if any(a < m.start() < b for a, b in names):
             continue  # "in" inside a name ("Lost in Fogland") introduces no place
         place = m.group(1).rstrip(".")  # a sentence-final full stop is not part of it

@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from sealgraph.text import STOPWORDS, fold, normalize_name
+from sealgraph.lexicon import WORD_RE, active, fold
+from sealgraph.text import normalize_name
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_TOKEN_RE = WORD_RE
 # A title with no space that joins its words with separators or capitals: a file name.
 _FILE_NAME_TITLE = re.compile(r"^(?=\S*(?:[_%.-]|[a-z][A-Z]))\S+$")
 _MAX_KEY_WORDS = 16
@@ -25,31 +26,6 @@ _MAX_KEY_WORDS = 16
 # Headings rank below a document's own names: a glossary heading "PPT" must not
 # steal the acronym of the team page it describes.
 KIND_RANK = {"title": 0, "alias": 1, "acronym": 2, "heading": 3, "partial": 4}
-
-# Legal-form and generic suffixes that do not change which organisation is meant
-# ("Apple Computer", "Apple Inc." and "Apple" are one entity).
-ORG_SUFFIXES = frozenset(
-    [
-        "inc",
-        "incorporated",
-        "corp",
-        "corporation",
-        "company",
-        "co",
-        "ltd",
-        "limited",
-        "llc",
-        "plc",
-        "gmbh",
-        "ag",
-        "sa",
-        "holdings",
-        "group",
-        "computer",
-        "computers",
-    ]
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Mention:
@@ -80,8 +56,10 @@ def _sentence_start(text: str, pos: int) -> bool:
 def token_key(token: str) -> str:
     """Normalise one word token the way :func:`normalize_name` normalises a name."""
     t = fold(token)
-    if t.endswith(("'s", "’s")):
-        t = t[:-2]
+    for suffix in active().possessive_suffixes:
+        if t.endswith(suffix):
+            t = t[: -len(suffix)]
+            break
     return t.replace("’", "'")
 
 
@@ -95,16 +73,18 @@ def tokenize_with_offsets(text: str) -> list[tuple[str, int, int, bool]]:
 
 
 def strip_org_suffix(key: str) -> str:
-    """Drop trailing legal-form words: ``"apple computer"`` → ``"apple"``."""
+    """Drop trailing legal-form words (the lexicon's ``org_suffixes``): ``"apple computer"`` → ``"apple"``."""
+    suffixes = active().org_suffixes
     parts = key.split()
-    while len(parts) > 1 and parts[-1] in ORG_SUFFIXES:
+    while len(parts) > 1 and parts[-1] in suffixes:
         parts.pop()
     return " ".join(parts)
 
 
 def acronym(key: str) -> str:
     """Return the initials of the content words of a normalised name (``"payments platform team"`` → ``"ppt"``)."""
-    parts = [p for p in key.split() if p not in STOPWORDS]
+    stop = active().stop_words
+    parts = [p for p in key.split() if p not in stop]
     return "".join(p[0] for p in parts) if len(parts) >= 3 else ""
 
 
@@ -121,6 +101,8 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
       are no surnames.
     """
     key = normalize_name(title)
+    lex = active()
+    stop = lex.stop_words
     out: list[tuple[str, str]] = []
     if not key:
         return out
@@ -133,16 +115,16 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     if stripped != key:
         out.append((stripped, "alias"))
     acr = acronym(key)
-    if acr and len(acr) >= 3 and acr not in STOPWORDS:
+    if acr and len(acr) >= 3 and acr not in stop:
         out.append((acr, "acronym"))
     raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
     # A person's name is written with spaces; a file name's last word is no surname.
     named = " " in title.strip() and "," not in title
     if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and named:
         last = token_key(raw_words[-1])
-        if len(last) > 3 and last not in STOPWORDS | ORG_SUFFIXES and last != key:
+        if len(last) > 3 and last not in stop | lex.org_suffixes and last != key:
             out.append((last, "partial"))
-    return [(k, kind) for k, kind in out if k and k not in STOPWORDS]
+    return [(k, kind) for k, kind in out if k and k not in stop]
 
 
 class Gazetteer:
@@ -163,6 +145,7 @@ class Gazetteer:
         aliases: Iterable[tuple[str, str]] = (),
     ) -> None:
         entries: dict[str, dict[str, int]] = {}
+        stop = active().stop_words
         self.title_key: dict[str, str] = {}
         titles = list(titles)
         # Titles that are file names ("CopAcc_NDA-and-ToP-Mentors_2.0_2017") name no
@@ -189,13 +172,13 @@ class Gazetteer:
                     entries[key][doc_id] = rank
         for doc_id, name in aliases:
             key = normalize_name(name)
-            if key and key not in STOPWORDS and len(key) > 1:
+            if key and key not in stop and len(key) > 1:
                 current = entries.setdefault(key, {})
                 if current.get(doc_id, 99) > KIND_RANK["alias"]:
                     current[doc_id] = KIND_RANK["alias"]
         for doc_id, heading in headings:
             key = normalize_name(heading)
-            if key and key not in STOPWORDS and len(key) > 2:
+            if key and key not in stop and len(key) > 2:
                 rank = KIND_RANK["heading"]
                 current = entries.setdefault(key, {})
                 if doc_id not in current:
@@ -241,7 +224,8 @@ class Gazetteer:
         glued to others: "EFCA" in ``EFCAConfidentialityAgreement``); a name of
         several words in any title.
         """
-        want = [w for w in key.split() if w not in STOPWORDS and len(w) >= 2]
+        stop = active().stop_words
+        want = [w for w in key.split() if w not in stop and len(w) >= 2]
         if not want:
             return ()
         pool = self._title_words if len(want) >= 2 else self._file_words
@@ -262,13 +246,14 @@ class Gazetteer:
         "lady") would otherwise link everything to everything.
         """
         limit = KIND_RANK[min_kind]
+        stop = active().stop_words
         toks = tokenize_with_offsets(text)
         out: list[Mention] = []
         i, n = 0, len(toks)
         while i < n:
             found = None
             for j in range(min(n, i + self.max_words), i, -1):
-                if toks[i][0] in STOPWORDS and j - i == 1:
+                if toks[i][0] in stop and j - i == 1:
                     break
                 key = " ".join(t[0] for t in toks[i:j])
                 hit = self._entries.get(key)
@@ -284,7 +269,7 @@ class Gazetteer:
                     continue
                 # A lower-case phrase that starts with a function word ("how many
                 # words") is running text, not the work titled that way.
-                if not any(t[3] for t in toks[i:j]) and toks[i][0] in STOPWORDS:
+                if not any(t[3] for t in toks[i:j]) and toks[i][0] in stop:
                     continue
                 # A single capitalised word inside a longer capitalised run is part
                 # of another name ("Ada" in "Ada Brightwater", "Valmora" in
@@ -298,7 +283,7 @@ class Gazetteer:
                         or (
                             i > 0
                             and toks[i - 1][3]
-                            and toks[i - 1][0] not in STOPWORDS
+                            and toks[i - 1][0] not in stop
                             and not _sentence_start(text, toks[i][1])
                             and not _sentence_start(text, toks[i - 1][1])
                         )
@@ -323,19 +308,6 @@ class Gazetteer:
         return out
 
 
-# "known as" / "called" name the subject only after a copula, an adverb or a comma
-# ("X, usually just called Y", "X is also known as Y"); after a noun they name
-# something else ("the movement known as German idealism", "a room called Z").
-_DECLARED_RE = re.compile(
-    r"\(([A-Z][A-Za-z0-9&]{1,9})\)"
-    r"|(?:\b(?:also|commonly|usually|often|better|simply|formerly|originally|popularly|"
-    r"sometimes|widely|is|was|are|were)\s+(?:just\s+)?|,\s*)"
-    r"(?:known as|called|nicknamed|abbreviated(?: as)?)\s+"
-    r"(?:the\s+)?[\"“']?([A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&.-]*){0,4})"
-    r"|\bor simply\s+(?:the\s+)?[\"“']?([A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&.-]*){0,4})"
-)
-
-
 def declared_aliases(title: str, lead_text: str) -> list[str]:
     """Names a document declares for its own subject in its opening text.
 
@@ -344,7 +316,7 @@ def declared_aliases(title: str, lead_text: str) -> list[str]:
     """
     out = []
     head = lead_text[:600]
-    for m in _DECLARED_RE.finditer(head):
+    for m in active().declared_alias_re.finditer(head):
         name = m.group(1) or m.group(2) or m.group(3)
         if m.group(1):
             # Only an acronym that follows the title itself, not any bracketed word.

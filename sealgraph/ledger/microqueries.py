@@ -13,9 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sealgraph.ledger.gaps import Gap
+from sealgraph.lexicon import active
 from sealgraph.text import normalize_name
-
-_QUALIFIER_WORDS = {"date": "date year", "number": "number", "place": "place location"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +73,7 @@ def micro_queries(
         if gap.kind == "missing_entity":
             add(MicroQuery(gap.entity, gap.entity, gap.kind, gap.targets))
         elif gap.kind == "missing_qualifier":
-            words = gap.relation or _QUALIFIER_WORDS.get(gap.qualifier or "", "")
+            words = gap.relation or active().qualifier_query_words.get(gap.qualifier or "", "")
             add(MicroQuery(f"{gap.entity} {words}".strip(), gap.entity, gap.kind, gap.targets))
         else:
             if gap.targets:

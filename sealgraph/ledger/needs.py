@@ -12,6 +12,10 @@ where <X> was founded", "the team that owns <Y>"). Each such description is one
 nesting; the answer is one hop further, unless the question asks for the
 described entity itself ("Who is the director of <film>?"). A clause that only
 sets the scope ("Consider <X>'s privacy policy; ...") adds no hop.
+
+The words this reading relies on (question words, auxiliaries, comparatives,
+determiners, prepositions, attribute and property nouns...) are the active
+lexicon's (:mod:`sealgraph.lexicon`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
-from sealgraph.text import CALENDAR_WORDS, STOPWORDS, content_words, normalize_name
+from sealgraph.lexicon import active, content_words
+from sealgraph.text import normalize_name
 
 ANSWER_TYPES = ("person", "date", "number", "place", "yes_no", "choice", "other")
 STRUCTURES = ("single", "bridge", "comparison", "multi_step")
@@ -30,308 +35,16 @@ compared options (each needs its own evidence)."""
 MAX_HOPS = 4
 """Hop counts are capped here: deeper nestings are read no better."""
 
-_AUX_START = re.compile(
-    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may)\b",
-    re.I,
-)
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
-_COMPARATIVE = re.compile(
-    r"\b(older|younger|earlier|later|first|last|longer|shorter|larger|smaller|bigger|"
-    r"higher|lower|more|less|fewer|greater|earliest|latest|oldest|youngest|"
-    r"both|same|either|neither|different|also|common|compared?)\b",
-    re.I,
-)
-# "…, X or Y?": the question ends by naming the alternatives to choose from.
-_TRAILING_CHOICE = re.compile(r"^(which|who|whom|whose|what)\b.*\bor\b[^,;:]*\?*\s*$")
-_RELATING = re.compile(r"\b(both|same|common|either|neither|compared?|different)\b", re.I)
-_CONNECT = frozenset({"of", "the", "and", "de", "von", "van", "der", "du", "la", "le", "&", "y"})
-# Nouns that name a value the question asks for ("what year", "the place of birth"),
-# never an entity of the question nor a role linking its hops.
-ATTRIBUTE_NOUNS = frozenset(
-    [
-        "year",
-        "date",
-        "time",
-        "name",
-        "place",
-        "city",
-        "country",
-        "county",
-        "state",
-        "nationality",
-        "population",
-        "age",
-        "number",
-        "language",
-        "type",
-        "kind",
-        "part",
-        "one",
-        "first",
-        "last",
-        "same",
-        "birth",
-        "death",
-        "title",
-        "height",
-        "size",
-        "capital",
-    ]
-)
-
-# Month and day names: a capitalised one dates something, it names no entity.
-_CALENDAR = CALENDAR_WORDS
-
 # Punctuation that ends a run of capitalised words (a full stop does not: "John A. Smith").
 _NAME_BREAK = re.compile(r"[;:,?!()\"“”]")
 
-_QWORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-    ]
-)
-
-# ---------------------------------------------------------------------------
-# Hop count from the question's form.
-
-_SCOPING_WORDS = frozenset(["consider", "regarding", "concerning", "given"])
-_SCOPING = re.compile(
-    r"^\s*(?:consider|regarding|concerning|about|given|according to|with respect to|"
-    r"in the context of|for|in)\b",
-    re.I,
-)
-# A clause ends at ";" or ":", or at a sentence end followed by a new sentence.
-_CLAUSE_END = re.compile(
-    r"\s*[;:]\s+|(?<=[.!?])\s+(?=(?:What|Which|Who|Whom|Whose|When|Where|Why|How|Is|Are|Was|Were|"
-    r"Do|Does|Did|Can|Could|Has|Have|Had|Will|Would|Should)\b)"
-)
-_ASKING = re.compile(
-    r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|"
-    r"can|could|has|have|had|will|would|should|shall|may|in what|in which)\b",
-    re.I,
-)
 _MASK = "\u00a7"  # stands for a named entity in the masked clause
 _FORM_TOKEN = re.compile(r"\u00a7|['’]s\b|['’](?=\s)|[^\W_][\w-]*|[^\w\s]")
-_DETERMINERS = frozenset(
-    ["the", "a", "an", "this", "these", "those", "its", "his", "her", "their", "our", "your"]
-)
-_RELATIVE = frozenset(["who", "whom", "whose", "which", "that", "where", "when"])
-_PREPOSITIONS = frozenset(
-    ["in", "on", "at", "to", "for", "from", "with", "by", "of", "after", "under", "into", "during"]
-)
-_COPULA = frozenset(["is", "was", "are", "were", "'s", "’s"])
-_AUXILIARIES = _COPULA | frozenset(["has", "had", "have", "did", "does", "do"])
-# A word right before "that" which makes it a conjunction ("indicate that", "so that"),
-# not a relative pronoun.
-_COMPLEMENT_HEADS = frozenset(
-    [
-        "so",
-        "such",
-        "now",
-        "given",
-        "provided",
-        "except",
-        "fact",
-        "indicate",
-        "indicates",
-        "state",
-        "states",
-        "stated",
-        "mention",
-        "mentions",
-        "say",
-        "says",
-        "said",
-        "claim",
-        "claims",
-        "require",
-        "requires",
-        "provide",
-        "provides",
-        "specify",
-        "specifies",
-        "ensure",
-        "agree",
-        "agrees",
-        "acknowledge",
-        "acknowledges",
-        "know",
-        "believe",
-        "think",
-        "show",
-        "shows",
-        "mean",
-        "means",
-        "imply",
-        "implies",
-        "confirm",
-        "confirms",
-        "note",
-        "declare",
-        "declares",
-        "stipulate",
-        "stipulates",
-        "suggest",
-        "suggests",
-        "prove",
-        "report",
-        "reported",
-        "clear",
-        "true",
-        "likely",
-        "possible",
-        "sure",
-        "aware",
-    ]
-)
-# Heads that describe a property, a part, a quantity or an event of an entity, not
-# another entity: "the end of", "the enhancement of X", "X's market competitiveness".
-_PROPERTY_SUFFIXES = (
-    "ment",
-    "tion",
-    "sion",
-    "ness",
-    "ity",
-    "ance",
-    "ence",
-    "ing",
-    "ism",
-    "ship",
-    "ure",
-)
-_PROPERTY_HEADS = ATTRIBUTE_NOUNS | frozenset(
-    [
-        "end",
-        "rest",
-        "top",
-        "bottom",
-        "side",
-        "middle",
-        "edge",
-        "centre",
-        "center",
-        "start",
-        "half",
-        "majority",
-        "amount",
-        "total",
-        "share",
-        "list",
-        "set",
-        "sort",
-        "form",
-        "version",
-        "piece",
-        "section",
-        "portion",
-        "area",
-        "course",
-        "period",
-        "history",
-        "field",
-        "case",
-        "use",
-        "value",
-        "cost",
-        "price",
-        "rate",
-        "level",
-        "percentage",
-        "proportion",
-        "sum",
-        "average",
-        "range",
-        "scope",
-        "purpose",
-        "role",
-        "origin",
-        "cause",
-        "effect",
-        "impact",
-        "result",
-        "reason",
-        "basis",
-        "term",
-        "terms",
-        "count",
-        "figure",
-        "length",
-        "width",
-        "depth",
-        "weight",
-        "speed",
-        "score",
-        "rank",
-        "status",
-        "nature",
-        "content",
-        "contents",
-        "detail",
-        "details",
-        "aspect",
-        "extent",
-        "degree",
-        "example",
-        "lot",
-        "lots",
-        "number",
-        "numbers",
-        "names",
-        "years",
-        "dates",
-        "ages",
-    ]
-)
-# Heads of lower-case phrases that name a value the question asks for ("place of
-# birth", "cause of death", "middle name").
-_VALUE_HEADS = _PROPERTY_HEADS | frozenset(["birth", "death", "name"])
-# Kinship nouns that compose two relations ("grandfather": a parent's parent).
-_COMPOSED_KIN = frozenset(
-    [
-        "uncle",
-        "aunt",
-        "nephew",
-        "niece",
-        "cousin",
-        "grandfather",
-        "grandmother",
-        "grandson",
-        "granddaughter",
-        "grandchild",
-        "grandparent",
-        "grandchildren",
-        "grandparents",
-    ]
-)
-# Words that open the clause after "to which", "in which" (its subject).
-_CLAUSE_OPENERS = _DETERMINERS | frozenset(
-    [_MASK, "he", "she", "it", "they", "we", "you", "i", "there", "one"]
-)
-# Question words asked in place ("born where?", "a population of what?").
-_WH_IN_SITU = frozenset(["what", "which", "where", "when", "whom", "how"])
-# Nouns that ask for what names a described entity ("the name of the director of X").
-_NAMING = frozenset(["name", "title", "identity"])
-
-
 def _clauses(question: str) -> list[tuple[int, int]]:
     bounds = []
     start = 0
-    for m in _CLAUSE_END.finditer(question):
+    for m in active().clause_end_re.finditer(question):
         bounds.append((start, m.start()))
         start = m.end()
     bounds.append((start, len(question)))
@@ -347,7 +60,7 @@ def asked_clause(question: str) -> tuple[int, int]:
     set the scope. A question whose question words run across clauses is asked whole.
     """
     bounds = _clauses(question)
-    asking = [i for i, (a, b) in enumerate(bounds) if _ASKING.search(question[a:b])]
+    asking = [i for i, (a, b) in enumerate(bounds) if active().asking_re.search(question[a:b])]
     if len(bounds) <= 1 or not asking or len(asking) > 1:
         return (0, len(question))
     return (bounds[asking[0]][0], len(question))
@@ -360,7 +73,8 @@ def scope_clauses(question: str) -> list[tuple[int, int]]:
     given, according to); their words name the scope, not the asked relation.
     """
     lo, _hi = asked_clause(question)
-    return [(a, b) for a, b in _clauses(question[:lo]) if _SCOPING.match(question[a:b])]
+    scoping = active().scoping_re
+    return [(a, b) for a, b in _clauses(question[:lo]) if scoping.match(question[a:b])]
 
 
 def focus_text(question: str) -> str:
@@ -390,14 +104,17 @@ def _without_possessive(question: str, spans: Sequence[tuple[int, int]]) -> list
 
 def _entity_head(word: str) -> bool:
     """Tell whether a head noun can denote an entity (a person, group, work or place)."""
-    if not word or word in STOPWORDS or word in _PROPERTY_HEADS or word[:1].isdigit():
+    lex = active()
+    if not word or word in lex.stop_words or word in lex.property_heads or word[:1].isdigit():
         return False
     singular = word[:-3] + "y" if word.endswith("ies") else word.rstrip("s")
-    return not (word.endswith(_PROPERTY_SUFFIXES) or singular.endswith(_PROPERTY_SUFFIXES))
+    suffixes = lex.property_suffixes
+    return not (word.endswith(suffixes) or singular.endswith(suffixes))
 
 
 def _nesting_weight(word: str) -> int:
-    return 2 if word in _COMPOSED_KIN or word.endswith("-in-law") else 1
+    lex = active()
+    return 2 if word in lex.composed_kin or word.endswith(lex.composed_kin_suffixes) else 1
 
 
 def _masked_tokens(question: str, spans: Sequence[tuple[int, int]], lo: int, hi: int) -> list[str]:
@@ -421,11 +138,12 @@ def _word(tok: str) -> bool:
 
 def _determiner(toks: list[str], head: int, window: int = 5) -> str:
     """Return the determiner that opens the noun phrase ending at ``toks[head]`` ('' if none)."""
+    lex = active()
     for j in range(head - 1, max(-1, head - window - 1), -1):
         t = toks[j]
-        if t in _DETERMINERS or t in ("which", "what"):
+        if t in lex.determiners or t in lex.selective_wh:
             return t
-        if not (_word(t) or t == _MASK) or t in _RELATIVE or t in _AUXILIARIES:
+        if not (_word(t) or t == _MASK) or t in lex.relative_words or t in lex.auxiliaries:
             return ""
     return ""
 
@@ -437,65 +155,71 @@ def _determined(toks: list[str], head: int, window: int = 5) -> bool:
 
 def _nestings(toks: list[str], *, anchored: bool = True) -> list[tuple[int, int]]:
     """``(position, weight)`` of every description of an unnamed entity in the tokens."""
+    lex = active()
+    stop, relative, of = lex.stop_words, lex.relative_words, lex.of_words
+    clause_openers = lex.determiners | lex.clause_subjects | {_MASK}
     found: list[tuple[int, int]] = []
     indefinite = -1
     n = len(toks)
     for i, t in enumerate(toks):
-        if t in _RELATIVE and i > 0:
+        if t in relative and i > 0:
             # "the team that owns", "the film to which", "the town where".
-            head = i - 2 if toks[i - 1] in _PREPOSITIONS and t in ("which", "whom") else i - 1
-            if head == i - 2 and not any(x in _CLAUSE_OPENERS for x in toks[i + 1 : i + 4]):
+            after_preposition = (
+                toks[i - 1] in lex.nesting_prepositions and t in lex.relative_after_preposition
+            )
+            head = i - 2 if after_preposition else i - 1
+            if head == i - 2 and not any(x in clause_openers for x in toks[i + 1 : i + 4]):
                 continue  # "with which tribe?": a question word in place, not a clause
-            if head >= 0 and _word(toks[head]) and toks[head] not in _COMPLEMENT_HEADS:
+            if head >= 0 and _word(toks[head]) and toks[head] not in lex.complement_heads:
                 w = toks[head]
-                if w not in STOPWORDS and w not in _RELATIVE and _determined(toks, head):
+                if w not in stop and w not in relative and _determined(toks, head):
                     found.append((head, _nesting_weight(w)))
-        elif t == "of" and 0 < i < n - 1:
+        elif t in of and 0 < i < n - 1:
             # "the director of <film>": a role of something the question goes on to describe.
             w = toks[i - 1]
             if (
                 _word(w)
                 and _entity_head(w)
-                and toks[i + 1] not in _RELATIVE
+                and toks[i + 1] not in relative
                 # "which tribe of": the asked phrase itself, no described entity. A
                 # chain of "of" phrases may drop its article ("the cause of death of
                 # director of film X").
                 and (
-                    _determiner(toks, i - 1, 3) not in ("", "which", "what")
-                    or (i >= 2 and toks[i - 2] == "of")
+                    _determiner(toks, i - 1, 3) not in {"", *lex.selective_wh}
+                    or (i >= 2 and toks[i - 2] in of)
                 )
             ):
                 found.append((i - 1, _nesting_weight(w)))
-        elif t in ("'s", "’s", "'", "’") and i + 1 < n and _word(toks[i + 1]):
+        elif t in (*lex.possessive_suffixes, "'", "’") and i + 1 < n and _word(toks[i + 1]):
             # "<X>'s husband", "<X>'s paternal grandfather": the head ends the phrase.
             j = i + 1
             while (
                 j + 1 < n
                 and j - i < 3
                 and _word(toks[j + 1])
-                and toks[j + 1] not in STOPWORDS
-                and toks[j + 1] not in _QWORDS
+                and toks[j + 1] not in stop
+                and toks[j + 1] not in lex.question_words
             ):
                 j += 1
             if _entity_head(toks[j]):
                 found.append((j, _nesting_weight(toks[j])))
-        elif t in ("a", "an") and i > 0:
+        elif t in lex.indefinite_articles and i > 0:
             # "located on an island with a population of what?": the question asks
             # about an entity it only describes, by a question word after it.
             j = i + 1
-            while j < n and (_word(toks[j]) or toks[j] == _MASK) and toks[j] not in STOPWORDS:
+            while j < n and (_word(toks[j]) or toks[j] == _MASK) and toks[j] not in stop:
                 j += 1
             head = j - 1
             rest = toks[j:]
-            wh = next((k for k, r in enumerate(rest) if r in _WH_IN_SITU), None)
+            wh = next((k for k, r in enumerate(rest) if r in lex.wh_in_situ), None)
             in_situ = (
                 wh is not None
                 and _MASK not in rest[:wh]
-                and not any(r in _RELATIVE for r in rest[:wh])
+                and not any(r in relative for r in rest[:wh])
             )
             # Unanchored: "hosts a 500 mile race": a described entity to find first,
             # unless it is a predicate ("is a singer").
-            described = not anchored and toks[i - 1] not in _COPULA | {"as", "be", "been"}
+            described = not anchored and toks[i - 1] not in lex.copulas | lex.predicate_words
             if (
                 head > i
                 and _word(toks[head])
@@ -503,25 +227,26 @@ def _nestings(toks: list[str], *, anchored: bool = True) -> list[tuple[int, int]
                 and (in_situ or described)
             ):
                 indefinite = head  # only the last one before the question word counts
-        elif t == "same" and i + 2 < n and _word(toks[i + 1]) and toks[i + 2] == "as":
+        elif (
+            t in lex.same_words
+            and i + 2 < n
+            and _word(toks[i + 1])
+            and toks[i + 2] in lex.as_words
+        ):
             # "in the same county as <X>": <X>'s county, described, not named.
             found.append((i + 1, 1))
-        elif t == _MASK and i >= 2 and i + 1 < n and toks[i + 1] in _AUXILIARIES:
+        elif t == _MASK and i >= 2 and i + 1 < n and toks[i + 1] in lex.auxiliaries:
             # "the severity level <X> was classified as": a relative clause with no pronoun.
-            k = i - 1 if toks[i - 1] != "the" else i - 2
+            k = i - 1 if toks[i - 1] not in lex.definite_articles else i - 2
             head = toks[k] if k >= 1 else ""
-            if _word(head) and head not in STOPWORDS and _determined(toks, k, 3):
+            if _word(head) and head not in stop and _determined(toks, k, 3):
                 found.append((k, _nesting_weight(toks[k])))
     if indefinite >= 0 and all(abs(p - indefinite) > 1 for p, _ in found):
         found.append((indefinite, 1))
     return found
 
 
-_WH_OPENING = re.compile(
-    r"^\s*(?:(?:in|on|at|for|from|to|by|with|of|under|during)\s+)?(?:which|what)\s+", re.I
-)
 _NAME_GAP = re.compile(r"^[\s,]*$")
-_HEAD_AFTER = re.compile(r"^[\s-]*(?:based\s+|born\s+)?([a-z][\w-]*)")
 
 
 def answer_modifiers(
@@ -532,8 +257,9 @@ def answer_modifiers(
     They sit between the question word and the lower-case head noun of its phrase:
     they describe the answer instead of naming something the answer is about.
     """
+    lex = active()
     lo, hi = asked_clause(question)
-    m = _WH_OPENING.match(question[lo:hi])
+    m = lex.wh_opening_re.match(question[lo:hi])
     if not m:
         return set()
     pos = lo + m.end()
@@ -544,9 +270,9 @@ def answer_modifiers(
         run.append((a, b))
         pos = b
     # The names must end on the phrase's lower-case head noun ("... philosopher wrote").
-    head = _HEAD_AFTER.match(question[pos:hi]) if run else None
+    head = lex.head_after_re.match(question[pos:hi]) if run else None
     word = head.group(1) if head else ""
-    if not word or word in STOPWORDS or word in _AUXILIARIES or word in _QWORDS:
+    if not word or word in lex.stop_words or word in lex.auxiliaries or word in lex.question_words:
         return set()
     return set(run)
 
@@ -578,14 +304,23 @@ def question_hops(
     # The described entity must be the noun phrase right after the copula: its head
     # comes after modifiers (and a possessor) only, no "of" in between.
     opening = toks[2:first]
+    lex = active()
     identity = (
         len(toks) > 2
-        and toks[0] in ("who", "what", "which")
-        and toks[1] in _COPULA
-        and (toks[2] in _DETERMINERS or toks[2] == _MASK)
+        and toks[0] in lex.identity_wh
+        and toks[1] in lex.copulas
+        and (toks[2] in lex.determiners or toks[2] == _MASK)
         and (
-            (len(opening) <= 4 and all(t != "of" and t not in _RELATIVE for t in opening))
-            or (len(toks) > 4 and toks[2] == "the" and toks[3] in _NAMING and toks[4] == "of")
+            (
+                len(opening) <= 4
+                and all(t not in lex.of_words and t not in lex.relative_words for t in opening)
+            )
+            or (
+                len(toks) > 4
+                and toks[2] in lex.definite_articles
+                and toks[3] in lex.naming_nouns
+                and toks[4] in lex.of_words
+            )
         )
     )
     return max(1, min(MAX_HOPS, nest if identity else nest + 1))
@@ -602,7 +337,8 @@ class NeedEntity:
     targets: tuple[str, ...]
     """Document ids the name links to through the gazetteer (empty when unknown)."""
     source: str
-    """How it was found: ``gazetteer``, ``capitalized`` or ``quoted``."""
+    """How it was found: ``gazetteer``, ``capitalized`` or ``quoted`` (offline), ``llm``
+    (named by the LLM reasoner, linked with :func:`linked_docs`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -668,47 +404,38 @@ def _default_hops(structure: str) -> int:
 
 def answer_type_of(question: str) -> str:
     """Classify the expected answer type of a question by its wording."""
+    lex = active()
     q = question.strip().lower()
-    if _AUX_START.match(q):
+    if lex.yes_no_opening_re.match(q):
         return (
             "choice"
-            if re.search(r"\bor\b", q) and not re.search(r"\bboth\b|\bsame\b", q)
+            if lex.choice_or_re.search(q) and not lex.choice_exclusion_re.search(q)
             else "yes_no"
         )
-    if _TRAILING_CHOICE.match(q):
+    if lex.trailing_choice_re.match(q):
         # Checked before the wh-word types: "Who is older, X or Y?" names its answer options.
         return "choice"
-    if re.search(
-        r"\b(when|what year|which year|what date|which date|what decade|what century|born on)\b", q
-    ):
+    if lex.date_answer_re.search(q):
         return "date"
-    if re.search(
-        r"\bhow (many|much|old|long|tall|far|large|big|high)\b|\bwhat (number|percentage|population|age)\b",
-        q,
-    ):
+    if lex.number_answer_re.search(q):
         return "number"
-    if re.search(
-        r"\b(where|what (city|country|state|town|county|place|region|continent|island|location))\b|\bwhich (city|country|state|town|county|place|region|continent|island)\b|\bin what (city|country|state|town)\b",
-        q,
-    ):
+    if lex.place_answer_re.search(q):
         return "place"
-    if re.search(
-        r"\b(who|whom|whose)\b|\bwhich (person|actor|actress|director|author|writer|player|singer|musician|president|man|woman)\b",
-        q,
-    ):
+    if lex.person_answer_re.search(q):
         return "person"
-    if re.search(r"\bor\b", q) and re.search(r"^(which|who|what)\b", q):
+    if lex.choice_or_re.search(q) and lex.choice_opening_re.search(q):
         return "choice"
     return "other"
 
 
 def _options_around_or(question: str, entities: tuple[NeedEntity, ...]) -> tuple[str, ...]:
     """Return the question entities written right before and right after its last "or"."""
-    found = list(re.finditer(r"\s+or\s+", question))
+    lex = active()
+    found = list(lex.or_split_re.finditer(question))
     if not found:
         return ()
     before = question[: found[-1].start()].rstrip(" ,?")
-    after = re.sub(r"^(?:the|a|an)\s+", "", question[found[-1].end() :], flags=re.I)
+    after = lex.leading_article_re.sub("", question[found[-1].end() :])
     left = [e.name for e in entities if before.endswith(e.name)]
     right = [e.name for e in entities if after.startswith(e.name)]
     if not (left and right):
@@ -722,7 +449,8 @@ def _choice_options(question: str, entities: tuple[NeedEntity, ...]) -> tuple[st
     around = _options_around_or(question, entities)
     if around and normalize_name(around[0]) != normalize_name(around[1]):
         return around
-    m = re.search(r"[,:]?\s*([^,:?]+?)\s+or\s+([^,?]+?)\s*\?*\s*$", question)
+    lex = active()
+    m = lex.choice_options_re.search(question)
     if not m:
         return ()
     left, right = m.group(1).strip(), m.group(2).strip()
@@ -736,8 +464,8 @@ def _choice_options(question: str, entities: tuple[NeedEntity, ...]) -> tuple[st
         return " ".join(words[-3:]) if from_end else " ".join(words[:3])
 
     a, b = pick(left, True), pick(right, False)
-    a = re.sub(r"^(the|a|an)\s+", "", a, flags=re.I)
-    b = re.sub(r"^(the|a|an)\s+", "", b, flags=re.I)
+    a = lex.leading_article_re.sub("", a)
+    b = lex.leading_article_re.sub("", b)
     return (a, b) if a and b and normalize_name(a) != normalize_name(b) else ()
 
 
@@ -748,6 +476,8 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
     DBT's agreement). The scoping verb that opens a clause ("Consider the X") is no
     part of a name.
     """
+    lex = active()
+    qwords, connect = lex.question_words, lex.question_name_connectors
     toks = tokenize_with_offsets(question)
     spans: list[tuple[str, int, int]] = []
 
@@ -755,7 +485,7 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
         # A name never runs across a clause or list break ("B; Does", "X, Y"), into
         # a question word ("Co. Which"), nor past a possessive.
         prev = question[toks[j - 1][1] : toks[j - 1][2]]
-        if prev.endswith(("'s", "’s")) or toks[j][0] in _QWORDS:
+        if prev.endswith(lex.possessive_suffixes) or toks[j][0] in qwords:
             return False
         return not _NAME_BREAK.search(question[toks[j - 1][2] : toks[j][1]])
 
@@ -763,7 +493,7 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
     while i < len(toks):
         key, s, _end, cap = toks[i]
         first_word = i == 0 or _NAME_BREAK.search(question[toks[i - 1][2] : s]) is not None
-        if cap and not (first_word and key in _QWORDS) and key not in _QWORDS:
+        if cap and not (first_word and key in qwords) and key not in qwords:
             j = i + 1
             while (
                 j < len(toks)
@@ -771,7 +501,7 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
                 and (
                     toks[j][3]
                     or (
-                        toks[j][0] in _CONNECT
+                        toks[j][0] in connect
                         and j + 1 < len(toks)
                         and toks[j + 1][3]
                         and joined(j + 1)
@@ -780,7 +510,7 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
             ):
                 j += 1
             first = i
-            if first_word and j - i > 1 and key in _SCOPING_WORDS:
+            if first_word and j - i > 1 and key in lex.scoping_words:
                 first = i + 1
                 while first < j and not toks[first][3]:
                     first += 1
@@ -816,6 +546,29 @@ def _split_unknown(
     return [(text, start, end)]
 
 
+def linked_docs(name: str, gazetteer: Gazetteer) -> tuple[str, ...]:
+    """Return the documents a name refers to: its gazetteer entry's, if it has one.
+
+    A title, alias, acronym or a name written inside exactly one title links; a
+    section heading ("Agreement") names no document. This is how the offline reader
+    links a capitalised name, and how the LLM reasoner's names are linked too.
+    """
+    targets, kind = gazetteer.lookup(name)
+    return () if kind == "heading" else targets
+
+
+def relation_words(question: str, entity_spans: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+    """Return the question's relation words: content words outside names and question words.
+
+    Clauses that only set the scope (:func:`scope_clauses`) are left out as well.
+    """
+    masked = question
+    for a, b in sorted([*entity_spans, *scope_clauses(question)], reverse=True):
+        masked = masked[:a] + " " * (b - a) + masked[b:]
+    qwords = active().question_words
+    return tuple(w for w in content_words(masked) if w not in qwords)
+
+
 def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     """Read N(q) from a question using the corpus gazetteer.
 
@@ -824,6 +577,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         gazetteer: Names known to the corpus.
 
     """
+    lex = active()
     found: list[tuple[int, NeedEntity]] = []
     covered: list[tuple[int, int]] = []
     for m in _QUOTED.finditer(question):
@@ -835,12 +589,12 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         if any(a < mention.end and mention.start < b for a, b in covered):
             continue
         if not mention.capitalized and (
-            mention.key in ATTRIBUTE_NOUNS or mention.key.split()[-1] in _VALUE_HEADS
+            mention.key in lex.attribute_nouns or mention.key.split()[-1] in lex.value_heads
         ):
             # "What year did...", "the place of birth of": they ask for a value; a page
             # titled "Year" or "Place of birth" is not meant.
             continue
-        if mention.key in _CALENDAR:
+        if mention.key in lex.calendar_words:
             continue  # "every May" dates the relation
         if not mention.capitalized and " " not in mention.key:
             continue  # "do they keep my data": a common word, whatever page it titles
@@ -851,11 +605,10 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     for run in _capitalized_spans(question, covered):
         for text, start, end in _split_unknown(*run, gazetteer):
             key = normalize_name(text)
-            if key and key not in STOPWORDS and key not in _CALENDAR:
-                targets, kind = gazetteer.lookup(text)
-                if kind == "heading":
-                    targets = ()  # a section heading ("Agreement") names no document
-                found.append((start, NeedEntity(text, key, targets, "capitalized")))
+            if key and key not in lex.stop_words and key not in lex.calendar_words:
+                found.append(
+                    (start, NeedEntity(text, key, linked_docs(text, gazetteer), "capitalized"))
+                )
                 covered.append((start, end))
     found.sort(key=lambda t: t[0])
     entities: list[NeedEntity] = []
@@ -866,18 +619,15 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
             entities.append(ent)
     ent_tuple = tuple(entities)
 
-    masked = question
-    for a, b in sorted([*covered, *scope_clauses(question)], reverse=True):
-        masked = masked[:a] + " " * (b - a) + masked[b:]
-    relation = tuple(w for w in content_words(masked) if w not in _QWORDS)
+    relation = relation_words(question, covered)
 
     lo, hi = asked_clause(question)
     atype = answer_type_of(question[lo:hi])
     options = _choice_options(question, ent_tuple) if atype == "choice" else ()
     # A comparative word alone ("first published") does not make a comparison: it
     # needs named options ("X or Y"), or a word that relates two entities.
-    relating = _RELATING.search(question) or (
-        _COMPARATIVE.search(question) and re.search(r"\b(or|than)\b", question)
+    relating = lex.relating_re.search(question) or (
+        lex.comparative_re.search(question) and lex.comparison_link_re.search(question)
     )
     hops = question_hops(question, covered, anchored=any(e.targets for e in ent_tuple))
     modifiers = answer_modifiers(question, _without_possessive(question, covered))

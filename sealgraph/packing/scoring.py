@@ -1,8 +1,10 @@
 """Scoring primitives of the pack step: similarity, priors, boosts, length penalty.
 
 All lexical matching works on *terms*: content words (:func:`sealgraph.text.content_words`)
-reduced by a light suffix-stripping stemmer, so that "portrayed" matches "portrays"
-and "films" matches "film". The redundancy gate and MMR use plain content-word sets
+reduced by the lexicon's stemmer (:meth:`sealgraph.lexicon.Lexicon.stem`), so that
+"portrayed" matches "portrays" and "films" matches "film". The words and patterns
+that recognise dates, numbers, names, pointers and anaphora are the active
+lexicon's (:mod:`sealgraph.lexicon`). The redundancy gate and MMR use plain content-word sets
 instead (:func:`sealgraph.text.lexical_overlap`'s Jaccard), the measure the context
 bubble paper and our evaluation report.
 """
@@ -12,15 +14,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-from functools import lru_cache
 
-from sealgraph.text import _WORD_RE, CALENDAR_WORDS, STOPWORDS, fold, normalize_name, words
+from sealgraph.lexicon import WORD_RE, active, fold, stem, words
+from sealgraph.text import normalize_name
 
 __all__ = [
     "ANSWER_KINDS_RECOGNISED",
     "ANSWER_TYPES_DETECTED",
-    "IRREGULAR_FORMS",
-    "POINTER_WORDS",
     "boilerplate_reason",
     "cohesion",
     "contains_answer_type",
@@ -62,104 +62,9 @@ ANSWER_KINDS_RECOGNISED = (
 """Answer kinds :func:`has_answer_value` recognises in text (what makes a sentence
 answer-bearing; see :func:`sealgraph.reasoning.answer.answer_kind`)."""
 
-IRREGULAR_FORMS: dict[str, str] = {
-    "led": "lead",
-    "ran": "run",
-    "won": "win",
-    "wrote": "write",
-    "written": "write",
-    "began": "begin",
-    "begun": "begin",
-    "built": "build",
-    "bought": "buy",
-    "sold": "sell",
-    "held": "hold",
-    "made": "make",
-    "gave": "give",
-    "given": "give",
-    "took": "take",
-    "taken": "take",
-    "became": "become",
-    "grew": "grow",
-    "grown": "grow",
-    "chose": "choose",
-    "chosen": "choose",
-    "paid": "pay",
-    "brought": "bring",
-    "taught": "teach",
-    "sent": "send",
-    "spent": "spend",
-    "went": "go",
-    "gone": "go",
-    "knew": "know",
-    "known": "know",
-    "kept": "keep",
-    "said": "say",
-    "sang": "sing",
-    "sung": "sing",
-    "spoke": "speak",
-    "spoken": "speak",
-    "thought": "think",
-}
-"""Irregular English verb forms mapped to their base form, so "led" meets "leads".
-
-Kept small on purpose: the common verbs of "who leads / which company bought /
-who wrote" questions. Forms that are also ordinary words ("found", "left", "rose")
-are left out: a wrong merge would link unrelated sentences.
-"""
-
-POINTER_WORDS = frozenset(
-    [
-        "see",
-        "read",
-        "visit",
-        "refer",
-        "learn",
-        "check",
-        "click",
-        "go",
-        "continue",
-        "next",
-        "previous",
-        "back",
-        "return",
-        "edit",
-        "view",
-        "share",
-        "subscribe",
-        "download",
-        "follow",
-    ]
-)
-"""First words of navigation and cross-reference lines ("See the guide", "Next: Setup").
-
-Only a *short* line opening with one of them counts as a pointer (see
-:func:`boilerplate_reason`): the structure decides, the word only confirms it.
-"""
-
-_CALENDAR_WORDS = CALENDAR_WORDS  # they date a name, they are not one ("June 2021")
-_STRICT_DATE_RE = re.compile(
-    r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b|\b\d{4}-\d{2}-\d{2}\b|"
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December)\b(?=\s*\d)|\b\d{1,2}\s+(?:January|February|March|April|May|June|July|August|"
-    r"September|October|November|December)\b"
-)
 _YEAR_RE = re.compile(r"^(?:1[0-9]{3}|20[0-9]{2})s?$")
 _DIGITS_RE = re.compile(r"\d[\d,.]*")
-# A run of capitalised words, joined by the connectors names use ("Bank of England").
-_NAME_RE = re.compile(
-    r"(?<![\w'’])[A-Z][\w'’&-]*(?:[ \t]+(?:(?:of|the|de|von|van|der|du|da|del|la|le|and|for|&)"
-    r"[ \t]+)*[A-Z0-9][\w'’&-]*)*"
-)
-_NAME_CONNECTORS = frozenset(
-    ["of", "the", "de", "von", "van", "der", "du", "da", "del", "la", "le", "and", "for", "&"]
-)
-"""Lower-case words that join the words of a name ("Bank of England")."""
 _LINE_OPENING = " \t\n-*+•>#|\"'“‘([0123456789."
-_PLACE_RE = re.compile(
-    r"\b(?:in|at|from|near|to|based in|located in)\s+(?:the\s+)?"
-    r"([A-Z][\w'’.-]+(?:\s+[A-Z][\w'’.-]+){0,3})"
-)
 # Markdown and HTML links, bare URLs and wiki links.
 _LINK_RE = re.compile(
     r"!?\[([^\]\n]*)\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+|\[\[[^\]\n]+\]\]"
@@ -167,71 +72,6 @@ _LINK_RE = re.compile(
 _KEY_VALUE_LINE_RE = re.compile(r"^\s*[A-Za-z_][\w-]*\s*:(?:\s+\S|\s*$)")
 _FENCE_LINE = ("---", "+++", "...")
 _TERMINAL_RE = re.compile(r"[.!?:;…][\"'”’)\]*_]*\s*$")
-
-_MONTHS = "january february march april may june july august september october november december"
-_DATE_RE = re.compile(
-    rf"\b(?:1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b(?:{'|'.join(_MONTHS.split())})\b|\bcentur(?:y|ies)\b",
-    re.IGNORECASE,
-)
-_NUMBER_RE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|billion|dozen)\b",
-    re.IGNORECASE,
-)
-_DATE_Q_RE = re.compile(
-    r"\b(?:when|what year|which year|what date|which date|what decade|what century|"
-    r"in what year|born on|first|earlier|earliest|later|latest|older|oldest|younger|youngest|"
-    r"founded|established|released)\b"
-)
-_NUMBER_Q_RE = re.compile(
-    r"\bhow (?:many|much|old|long|tall|far|large|big|high)\b|"
-    r"\b(?:number|percentage|population|age|more|most|fewer|fewest|larger|largest|bigger|"
-    r"biggest|higher|highest|taller|tallest|longer|longest|numerous)\b"
-)
-# Openings that refer back to the previous sentence's subject.
-_ANAPHORA_RE = re.compile(
-    r"^\W*(?:he|she|it|they|his|her|its|their|him|them|this|these|those|there|"
-    r"the (?:band|group|film|album|song|company|city|town|team|club|show|series|book|game|"
-    r"station|school|university|river|building|party|magazine|newspaper|novel|species|"
-    r"latter|former)|both|also|however|later|in addition)\b",
-    re.IGNORECASE,
-)
-
-
-@lru_cache(maxsize=100_000)
-def stem(word: str) -> str:
-    """Reduce a folded word to a crude stem (plural, -ing, -ed and -ly endings removed).
-
-    Deliberately light: it only has to make inflections of the same word meet, and a
-    wrong merge of two words costs little in a bag-of-terms similarity. Irregular verb
-    forms (:data:`IRREGULAR_FORMS`) go to their base form first, and a final "e" is
-    dropped, so "acquire" meets "acquired".
-    """
-    word = IRREGULAR_FORMS.get(word, word)
-    if len(word) <= 3 or word.isdigit():
-        return word
-    for suffix in ("'s", "’s"):
-        if word.endswith(suffix):
-            word = word[: -len(suffix)]
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "ches", "shes", "xes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ation") and len(word) > 7:  # resignation ~ resigned
-        word = word[:-5]
-    elif (
-        (word.endswith("ed") and len(word) > 4)
-        or (word.endswith("ly") and len(word) > 4)
-        or (word.endswith("or") and len(word) > 5)
-    ):
-        word = word[:-2]
-    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
-        word = word[:-1]
-    return word[:7]
 
 
 def fast_words(text: str) -> list[str]:
@@ -242,18 +82,21 @@ def fast_words(text: str) -> list[str]:
     tokenises every sentence of the evidence, so this keeps it within its time budget.
     """
     if text.isascii():
-        return _WORD_RE.findall(text.casefold())
+        return WORD_RE.findall(text.casefold())
     return words(text)
 
 
 def fast_content_words(text: str) -> list[str]:
     """Return :func:`sealgraph.text.content_words` of ``text`` (via :func:`fast_words`)."""
-    return [w for w in fast_words(text) if w not in STOPWORDS]
+    stop = active().stop_words
+    return [w for w in fast_words(text) if w not in stop]
 
 
 def terms(text: str) -> frozenset[str]:
-    """Return the set of stemmed content words of ``text``."""
-    return frozenset(stem(w) for w in fast_content_words(text))
+    """Return the set of stemmed content words of ``text`` (the active lexicon's stems)."""
+    lex = active()
+    stop = lex.stop_words
+    return frozenset(lex.stem(w) for w in fast_words(text) if w not in stop)
 
 
 def phrase(text: str) -> str:
@@ -335,8 +178,9 @@ def infer_answer_type(question: str) -> str | None:
     are returned; anything else gives None (no answer-type boost).
     """
     q = fold(question)
-    date = _DATE_Q_RE.search(q)
-    number = _NUMBER_Q_RE.search(q)
+    lex = active()
+    date = lex.date_question_re.search(q)
+    number = lex.number_question_re.search(q)
     if date and (not number or date.start() <= number.start()):
         return "date"
     return "number" if number else None
@@ -345,9 +189,9 @@ def infer_answer_type(question: str) -> str | None:
 def contains_answer_type(text: str, answer_type: str | None) -> bool:
     """Whether ``text`` contains a value of ``answer_type`` (``date`` or ``number``)."""
     if answer_type == "date":
-        return _DATE_RE.search(text) is not None
+        return active().date_mention_re.search(text) is not None
     if answer_type == "number":
-        return _NUMBER_RE.search(text) is not None
+        return active().number_mention_re.search(text) is not None
     return False
 
 
@@ -378,7 +222,7 @@ def cohesion(left_terms: frozenset[str], right_terms: frozenset[str], right_text
     with a word that refers back to the left one ("He", "It", "The band", ...): such a
     sentence cannot be read without its antecedent.
     """
-    if _ANAPHORA_RE.match(right_text):
+    if active().anaphora_re.match(right_text):
         return 1.0
     if not left_terms or not right_terms:
         return 0.0
@@ -444,10 +288,12 @@ def name_spans(
     ("June 2021"), unless a connector binds them ("Outage of March 2025").
     """
     out: list[tuple[int, str]] = []
-    for m in _NAME_RE.finditer(text):
+    lex = active()
+    stop, calendar, connectors = lex.stop_words, lex.calendar_words, lex.name_connectors
+    for m in lex.name_run_re.finditer(text):
         start = m.start()
         name = m.group(0)
-        for suffix in ("'s", "’s", "'", "’"):
+        for suffix in (*lex.possessive_suffixes, "'", "’"):
             if name.endswith(suffix):
                 name = name[: -len(suffix)]
                 break
@@ -465,17 +311,17 @@ def name_spans(
         ):
             parts[0] = parts[0].lower()
         while parts and (
-            fold(parts[0]) in STOPWORDS or parts[0].islower() or fold(parts[0]) in _CALENDAR_WORDS
+            fold(parts[0]) in stop or parts[0].islower() or fold(parts[0]) in calendar
         ):
             opens = False if not parts[0][:1].isupper() else opens
             parts = parts[1:]
         while (
             parts
-            and (fold(parts[-1]) in _CALENDAR_WORDS or parts[-1].isdigit())
-            and not any(p in _NAME_CONNECTORS for p in parts[:-1])
+            and (fold(parts[-1]) in calendar or parts[-1].isdigit())
+            and not any(p in connectors for p in parts[:-1])
         ):
             parts = parts[:-1]
-        while parts and parts[-1] in _NAME_CONNECTORS:
+        while parts and parts[-1] in connectors:
             parts = parts[:-1]
         if not parts:
             continue
@@ -503,13 +349,13 @@ def has_answer_value(text: str, kind: str | None, exclude: frozenset[str] = froz
     kind has no recognisable value.
     """
     if kind == "date":
-        return _STRICT_DATE_RE.search(text) is not None
+        return active().strict_date_re.search(text) is not None
     if kind in ("number", "amount"):
         return any(not _YEAR_RE.match(m.group(0).rstrip(",.")) for m in _DIGITS_RE.finditer(text))
     if kind in ("person", "agent", "organization", "entity"):
         names = [n for _, n in name_spans(text)]
     elif kind == "place":
-        names = [m.group(1) for m in _PLACE_RE.finditer(text)]
+        names = [m.group(1) for m in active().place_re.finditer(text)]
     else:
         return False
     return any(not terms(n) <= exclude for n in names if terms(n))
@@ -533,7 +379,7 @@ def boilerplate_reason(text: str, common_lines: Container[str] | None = None) ->
     * ``links``: link-heavy text (links and URLs make half its characters, or all but
       two of its content words are link text) such as navigation bars and link lists;
     * ``pointer``: a short line (at most ten words) opening with a pointer word
-      (:data:`POINTER_WORDS`): "See the guide", "Next: Setup";
+      (the lexicon's ``pointer_words``): "See the guide", "Next: Setup";
     * ``fragment``: a single line of at most three content words, with no digit and no
       sentence-ending punctuation ("Edit this page", "On this page");
     * ``repeated``: every line of it is in ``common_lines`` (keys, see :func:`line_key`,
@@ -554,21 +400,22 @@ def boilerplate_reason(text: str, common_lines: Container[str] | None = None) ->
     keys = [line_key(ln) for ln in lines]
     if common_lines and any(keys) and all(k in common_lines for k in keys if k):
         return "repeated"
+    lex = active()
     if _LINK_RE.search(s):
-        outside = [w for w in fast_words(_LINK_RE.sub(" ", s)) if w not in STOPWORDS]
+        outside = [w for w in fast_words(_LINK_RE.sub(" ", s)) if w not in lex.stop_words]
         visible = len("".join(s.split()))
         if 2 * _link_chars(s) >= visible or len(outside) <= 2:
             return "links"
     body_words = fast_words(s)
     opener = body_words[0] if body_words else ""
-    if opener in POINTER_WORDS and len(body_words) <= 10:
+    if opener in lex.pointer_words and len(body_words) <= 10:
         return "pointer"
     if (
         len(lines) == 1
         and not s.startswith("|")
         and not _TERMINAL_RE.search(s)
         and not any(ch.isdigit() for ch in s)
-        and len([w for w in body_words if w not in STOPWORDS]) <= 3
+        and len([w for w in body_words if w not in lex.stop_words]) <= 3
     ):
         return "fragment"
     return ""

@@ -27,8 +27,9 @@ How each question form is answered:
   each next one linked to the previous by a name they share (the bridge), the last
   one holding a value of the expected kind (:func:`answer_kind`).
 
-The word lists below are the only English the composer knows; they are module
-constants so that they can move to one lexicon module.
+The words the composer reads (head nouns of answer kinds, question words,
+comparatives, negations, date and amount patterns) are the active lexicon's
+(:mod:`sealgraph.lexicon`).
 """
 
 from __future__ import annotations
@@ -41,25 +42,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sealgraph.chunking import split_sentences
-from sealgraph.ledger.extract import DATE_RE, NUMBER_RE
 from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.lexicon import WORD_RE, Lexicon, active, stem
 from sealgraph.packing.scoring import (
     boilerplate_reason,
     name_spans,
     phrase,
-    stem,
     terms,
 )
-from sealgraph.text import STOPWORDS, fold, normalize_name
+from sealgraph.text import fold, normalize_name
 
 __all__ = [
-    "AMOUNT_HEADS",
-    "NEGATIONS",
-    "ORGANIZATION_HEADS",
-    "PERSON_HEADS",
-    "PLACE_HEADS",
-    "QUANTITY_HEADS",
-    "TIME_HEADS",
     "ComposedAnswer",
     "OfflineAnswer",
     "SpanText",
@@ -70,222 +63,18 @@ __all__ = [
     "question_hops",
 ]
 
-# ---------------------------------------------------------------------------
-# Word lists (the composer's only English; kept small, to move to a lexicon module).
-
-PERSON_HEADS = frozenset(
-    [
-        "person",
-        "people",
-        "man",
-        "woman",
-        "actor",
-        "actress",
-        "director",
-        "author",
-        "writer",
-        "player",
-        "singer",
-        "musician",
-        "president",
-        "artist",
-        "composer",
-        "producer",
-        "leader",
-        "chair",
-        "founder",
-        "ceo",
-        "manager",
-        "member",
-        "politician",
-        "poet",
-        "coach",
-        "commander",
-        "captain",
-        "host",
-        "presenter",
-    ]
-)
-"""Head nouns of "which/what <head>" that ask for a person ("Which actor …")."""
-
-ORGANIZATION_HEADS = frozenset(
-    [
-        "team",
-        "group",
-        "company",
-        "organisation",
-        "organization",
-        "firm",
-        "band",
-        "club",
-        "party",
-        "agency",
-        "department",
-        "university",
-        "college",
-        "school",
-        "committee",
-        "guild",
-        "council",
-        "board",
-        "corporation",
-        "business",
-        "network",
-        "label",
-        "studio",
-        "publisher",
-        "brand",
-        "bank",
-        "charity",
-        "union",
-    ]
-)
-"""Head nouns that ask for an organisation ("Which team …", "Which company …")."""
-
-PLACE_HEADS = frozenset(
-    [
-        "city",
-        "country",
-        "state",
-        "town",
-        "county",
-        "place",
-        "region",
-        "continent",
-        "island",
-        "location",
-        "village",
-        "province",
-        "district",
-        "neighbourhood",
-        "neighborhood",
-        "capital",
-        "venue",
-    ]
-)
-"""Head nouns that ask for a place ("In which city …")."""
-
-TIME_HEADS = frozenset(
-    ["year", "date", "month", "day", "decade", "century", "time", "season", "era"]
-)
-"""Head nouns that ask for a date ("What year …", "In what month and year …")."""
-
-QUANTITY_HEADS = frozenset(
-    ["number", "percentage", "percent", "population", "age", "count", "total", "size"]
-)
-"""Head nouns that ask for a number ("What percentage …")."""
-
-AMOUNT_HEADS = frozenset(
-    [
-        "amount",
-        "stipend",
-        "salary",
-        "price",
-        "cost",
-        "fee",
-        "revenue",
-        "income",
-        "profit",
-        "budget",
-        "payment",
-        "wage",
-        "funding",
-        "investment",
-        "fine",
-        "valuation",
-    ]
-)
-"""Head nouns that ask for an amount of money ("What weekly stipend …")."""
-
-NEGATIONS = frozenset(
-    ["not", "no", "never", "neither", "nor", "none", "nobody", "nothing", "without", "cannot"]
-)
-"""Words that negate a clause: in a yes/no question's supporting sentence they flip the
-answer (a word ending in "n't" counts too)."""
-
 FULL_COVER = 0.75
 """Share of the question's relation-term weight above which one sentence is taken to
 state every hop of a multi-hop question (its hops are written in one sentence)."""
 
-_MONTH_PATTERN = (
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December)\b"
-)
-"""Month names (capitalised): the dates a question or a sentence states."""
-
-_WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "when", "where", "how", "why"])
-"""Question words; the one that asks is found by :func:`answer_kind`."""
-_PREPOSITIONS = frozenset(
-    [
-        "in",
-        "on",
-        "at",
-        "for",
-        "from",
-        "to",
-        "by",
-        "with",
-        "of",
-        "under",
-        "during",
-        "within",
-        "after",
-        "before",
-        "since",
-        "until",
-        "into",
-        "through",
-    ]
-)
-"""Prepositions that may open a question ("In which office") or end a phrase."""
-_HOW_NUMBER = frozenset(
-    ["many", "much", "old", "long", "tall", "far", "large", "big", "high", "often"]
-)
-"""Words after "how" that ask for a quantity ("how many", "how old")."""
 _AGENT_KINDS = ("person", "agent", "organization")
 _NAME_KINDS = ("person", "agent", "organization", "entity", "place")
 _VALUED_KINDS = ("date", "number", "amount", *_NAME_KINDS)
 
-_EARLY = re.compile(r"\b(earlier|earliest|first|older|oldest|before|longer ago|sooner)\b", re.I)
-"""Comparatives that pick the earlier of two dates."""
-_LATE = re.compile(
-    r"\b(later|latest|last|younger|youngest|after|(?:more|most) recent(?:ly)?|newer|newest)\b",
-    re.I,
-)
-"""Comparatives that pick the later of two dates."""
-_LIFESPAN = re.compile(
-    r"\blived (longer|shorter)\b|\b(longer|shorter) (life|lifespan)\b|"
-    r"\blived to an? (older|greater|younger) age\b|\bdied (older|younger)\b",
-    re.I,
-)
-"""Comparisons of lifespans (birth to death), not of dates."""
-_MORE = re.compile(
-    r"\b(more|most|larger|largest|bigger|biggest|higher|highest|greater|longer|taller)\b", re.I
-)
-"""Comparatives that pick the larger of two numbers."""
-_LESS = re.compile(r"\b(less|least|fewer|smaller|smallest|lower|lowest|shorter)\b", re.I)
-"""Comparatives that pick the smaller of two numbers."""
-_SAME = re.compile(r"\b(same|identical|shared?)\b", re.I)
-"""Words of a "the same X?" question: compare the two stated values."""
-_ALL = re.compile(r"\b(both|all|each|either)\b", re.I)
-"""Words of a "both/all X?" question: each named entity needs its sentence."""
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_TOKEN = WORD_RE  # the one tokenizer's pattern, on unfolded text
 _QUESTION_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_DECLARED_ALIAS = re.compile(
-    r"([A-Z][\w'’&-]*(?:\s+(?:of|the|and|for|&)?\s*[A-Z][\w'’&-]*)+)\s*\(([A-Z][A-Za-z0-9&]{1,9})\)"
-)
-_AMOUNT_RE = re.compile(
-    r"(?:[$€£¥]\s?|\b[A-Z]{3}\s)\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|[mbk]n?)\b)?"
-    r"|\b\d[\d,]*(?:\.\d+)?\s?(?:million|billion|thousand)?\s?"
-    r"(?:dollars|euros|pounds|yen|percent|%)"
-)
-_PLACE_PREP = re.compile(r"\b(?:in|at|from|near|based in|located in)\s+(?:the\s+)?$")
-_BY_PREP = re.compile(r"\b(?:by|to)\s+(?:the\s+)?$")
-_ARTICLE = re.compile(r"^(?:The|A|An)\s+(?=[A-Z])")
-
-
 class _GapLike(Protocol):
     reason: str
 
@@ -360,21 +149,23 @@ def question_hops(needs: QuestionNeeds) -> int:
 
 def _asking_word(tokens: list[str]) -> int | None:
     """Index of the wh-word that asks the question (not one opening a relative clause)."""
+    lex = active()
+    wh, preps = lex.wh_words, lex.question_prepositions
     words = [i for i, t in enumerate(tokens) if t[:1].isalnum()]
     if not words:
         return None
     first = words[0]
-    if tokens[first] in _WH_WORDS:
+    if tokens[first] in wh:
         return first
-    if tokens[first] in _PREPOSITIONS and len(words) > 1 and tokens[words[1]] in _WH_WORDS:
+    if tokens[first] in preps and len(words) > 1 and tokens[words[1]] in wh:
         return words[1]
     # Asked in place, at the end: "… named after who?", "… in what city?".
     for i in words[-4:]:
-        if tokens[i] in _WH_WORDS:
+        if tokens[i] in wh:
             return i
     for k, i in enumerate(words[1:], start=1):
-        if tokens[i] in _WH_WORDS and (
-            tokens[words[k - 1]] in _PREPOSITIONS or tokens[i - 1] in (",", ";", ":")
+        if tokens[i] in wh and (
+            tokens[words[k - 1]] in preps or tokens[i - 1] in (",", ";", ":")
         ):
             return i
     return None
@@ -382,16 +173,18 @@ def _asking_word(tokens: list[str]) -> int | None:
 
 def _head_noun(tokens: list[str], at: int) -> str:
     """Head of the noun phrase after "which"/"what": its last word before a function word."""
+    lex = active()
     head = ""
     j = at + 1
     while j < len(tokens) and j - at <= 5:
         t = tokens[j]
-        if not t[:1].isalnum() or t in STOPWORDS or t in _WH_WORDS:
+        if not t[:1].isalnum() or t in lex.stop_words or t in lex.wh_words:
             break
         nxt = tokens[j + 1] if j + 1 < len(tokens) else ""
         # A verb ends the phrase: "which actor starred", "which company owns the".
         if head and (
-            (t.endswith("ed") and len(t) > 4) or (t.endswith("s") and nxt in _DETERMINERS)
+            (t.endswith("ed") and len(t) > 4)
+            or (t.endswith("s") and nxt in lex.described_determiners)
         ):
             break
         head = t
@@ -401,15 +194,16 @@ def _head_noun(tokens: list[str], at: int) -> str:
 
 def _copula_head(tokens: list[str], at: int) -> str:
     """Head of the noun phrase after "what is the": "What was the operating *income* of X"."""
+    lex = active()
     j = at + 1
-    if j >= len(tokens) or tokens[j] not in ("is", "are", "was", "were"):
+    if j >= len(tokens) or tokens[j] not in lex.copulas or tokens[j] in lex.possessive_suffixes:
         return ""
     j += 1
-    if j >= len(tokens) or tokens[j] not in ("the", "a", "an"):
+    if j >= len(tokens) or tokens[j] not in lex.articles:
         return ""
     head = ""
     j += 1
-    while j < len(tokens) and tokens[j][:1].isalnum() and tokens[j] not in STOPWORDS:
+    while j < len(tokens) and tokens[j][:1].isalnum() and tokens[j] not in lex.stop_words:
         head = tokens[j]
         j += 1
     return head
@@ -423,47 +217,20 @@ def answer_head(question: str) -> str:
     """Return the head noun of the asked "which/what <head>" phrase ("" when none)."""
     tokens = [fold(t) for t in _QUESTION_TOKEN.findall(question)]
     at = _asking_word(tokens)
-    if at is None or tokens[at] not in ("what", "which"):
+    if at is None or tokens[at] not in active().selective_wh:
         return ""
     return _head_noun(tokens, at)
 
 
-_DETERMINERS = frozenset(["the", "a", "an", "this", "these", "those", "its", "his", "her", "their"])
-"""Determiners that open a described entity's noun phrase."""
-_AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "be",
-        "been",
-        "must",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "shall",
-        "may",
-        "might",
-    ]
-)
-"""Auxiliary and modal verbs: they end an asked phrase, they ask nothing."""
-_ALL_HEADS = (
-    PERSON_HEADS,
-    ORGANIZATION_HEADS,
-    PLACE_HEADS,
-    TIME_HEADS,
-    QUANTITY_HEADS,
-    AMOUNT_HEADS,
-)
+def _all_heads(lex: Lexicon) -> tuple[frozenset[str], ...]:
+    return (
+        lex.person_heads,
+        lex.organization_heads,
+        lex.place_heads,
+        lex.time_heads,
+        lex.quantity_heads,
+        lex.amount_heads,
+    )
 
 
 def asked_terms(question: str) -> frozenset[str]:
@@ -475,6 +242,7 @@ def asked_terms(question: str) -> frozenset[str]:
     the *site lead* of …"). The last hop's sentence must state them: a chain that
     ends on a sentence about the bridge alone has not reached the answer.
     """
+    lex = active()
     raw = _QUESTION_TOKEN.findall(question)
     tokens = [fold(t) for t in raw]
     at = _asking_word(tokens)
@@ -482,23 +250,28 @@ def asked_terms(question: str) -> frozenset[str]:
         return frozenset()
     j = at + 1
     out: list[str] = []
-    head = _head_noun(tokens, at) if tokens[at] in ("what", "which") else ""
-    if j < len(tokens) and tokens[j] in _AUXILIARIES:
+    head = _head_noun(tokens, at) if tokens[at] in lex.selective_wh else ""
+    if j < len(tokens) and tokens[j] in lex.asking_auxiliaries:
         j += 1
-        if j < len(tokens) and tokens[j] in _DETERMINERS:
+        if j < len(tokens) and tokens[j] in lex.described_determiners:
             j += 1  # "Who is the site lead of": the asked phrase follows the copula
+    all_heads = _all_heads(lex)
     while j < len(tokens):
         t, r = tokens[j], raw[j]
-        if not t[:1].isalnum() or t in _DETERMINERS or t in _PREPOSITIONS:
+        if (
+            not t[:1].isalnum()
+            or t in lex.described_determiners
+            or t in lex.question_prepositions
+        ):
             break
-        if r[:1].isupper() or t in _WH_WORDS or t in ("that", "whose"):
+        if r[:1].isupper() or t in lex.wh_words or t in lex.asked_phrase_breaks:
             break
         if (
             t != head
-            and t not in STOPWORDS
-            and t not in _AUXILIARIES
-            and t not in _HOW_NUMBER
-            and not any(_in_heads(t, heads) for heads in _ALL_HEADS)
+            and t not in lex.stop_words
+            and t not in lex.asking_auxiliaries
+            and t not in lex.how_quantity_words
+            and not any(_in_heads(t, heads) for heads in all_heads)
         ):
             out.extend(terms(t))
         j += 1
@@ -530,19 +303,14 @@ def answer_kind(needs: QuestionNeeds) -> str:
             "number": "number",
             "choice": "entity",
         }.get(needs.answer_type, "other")
+    lex = active()
     wh = tokens[at]
-    if wh in ("who", "whom", "whose"):
-        return "agent"
-    if wh == "when":
-        return "date"
-    if wh == "where":
-        return "place"
-    if wh == "how":
+    if wh in lex.wh_kinds:
+        return lex.wh_kinds[wh]
+    if wh in lex.how_words:
         nxt = tokens[at + 1] if at + 1 < len(tokens) else ""
-        if nxt == "much":
-            return "amount"
-        return "number" if nxt in _HOW_NUMBER and nxt != "often" else "other"
-    if wh not in ("what", "which"):
+        return lex.how_kinds.get(nxt, "other")
+    if wh not in lex.selective_wh:
         return "other"
     head = _head_noun(tokens, at) or _copula_head(tokens, at)
     if not head:
@@ -550,20 +318,20 @@ def answer_kind(needs: QuestionNeeds) -> str:
     if not _head_noun(tokens, at):
         # "What was the operating income of X?": a value when the noun names one.
         for heads, kind in (
-            (TIME_HEADS, "date"),
-            (AMOUNT_HEADS, "amount"),
-            (QUANTITY_HEADS, "number"),
+            (lex.time_heads, "date"),
+            (lex.amount_heads, "amount"),
+            (lex.quantity_heads, "number"),
         ):
             if _in_heads(head, heads):
                 return kind
         return "other"
     for heads, kind in (
-        (TIME_HEADS, "date"),
-        (AMOUNT_HEADS, "amount"),
-        (QUANTITY_HEADS, "number"),
-        (PLACE_HEADS, "place"),
-        (PERSON_HEADS, "person"),
-        (ORGANIZATION_HEADS, "organization"),
+        (lex.time_heads, "date"),
+        (lex.amount_heads, "amount"),
+        (lex.quantity_heads, "number"),
+        (lex.place_heads, "place"),
+        (lex.person_heads, "person"),
+        (lex.organization_heads, "organization"),
     ):
         if _in_heads(head, heads):
             return kind
@@ -651,7 +419,7 @@ class _Context:
             for _, name in name_spans(s.text):
                 known.update(fold(w) for w in name.split())
             lower.update(w for w in _TOKEN.findall(s.text) if w.islower())
-        openers = frozenset(known - STOPWORDS)
+        openers = frozenset(known - active().stop_words)
         common = frozenset(lower)
         title_keys = {normalize_name(t) for t in self.titles.values() if normalize_name(t)}
         for s in self.sentences:
@@ -676,7 +444,7 @@ class _Context:
 
     def _declared_aliases(self, text: str) -> None:
         """Read "Payments Platform Team (PPT)": PPT is an alias of the long name."""
-        for m in _DECLARED_ALIAS.finditer(text):
+        for m in active().alias_declaration_re.finditer(text):
             long, short = normalize_name(m.group(1)), normalize_name(m.group(2))
             if long and short and long != short:
                 self.alias.setdefault(short, long)
@@ -693,12 +461,13 @@ class _Context:
         thing called X.
         """
         firsts: dict[str, list[str]] = {}
+        stop = active().stop_words
         for key in sorted(keys):
             parts = key.split()
             if (
                 len(parts) >= 2
                 and len(parts[0]) >= 4
-                and not any(p in STOPWORDS or p[:1].isdigit() for p in parts)
+                and not any(p in stop or p[:1].isdigit() for p in parts)
             ):
                 firsts.setdefault(parts[0], []).append(key)
         for first, found in firsts.items():
@@ -772,6 +541,7 @@ def _name_candidates(
     ctx: _Context, s: _Sentence, kind: str, exclude: set[str], head: str
 ) -> list[tuple[int, str]]:
     q_words = ctx.q_terms
+    lex = active()
     out: list[tuple[int, str]] = []
     for pos, name in s.names:
         key = ctx.canon(normalize_name(name))
@@ -783,8 +553,8 @@ def _name_candidates(
         if not name_terms or name_terms <= q_words:
             continue
         before = s.text[:pos]
-        in_place = _PLACE_PREP.search(before) is not None
-        if kind in _AGENT_KINDS and in_place and not _BY_PREP.search(before):
+        in_place = lex.place_before_re.search(before) is not None
+        if kind in _AGENT_KINDS and in_place and not lex.agent_before_re.search(before):
             continue
         if kind == "place" and not in_place:
             continue
@@ -797,7 +567,7 @@ def _name_candidates(
 
 def _agent_of_asked(ctx: _Context, text: str, pos: int) -> bool:
     """Whether the name at ``pos`` is the agent of an asked word: "directed by X"."""
-    m = re.search(r"([^\W_]+)\s+by\s+$", text[:pos])
+    m = active().agent_by_re.search(text[:pos])
     return bool(m and ctx.asked and stem(fold(m.group(1))) in ctx.asked)
 
 
@@ -810,7 +580,7 @@ def _fit(name: str, kind: str, head: str) -> float:
     """
     words = fold(name).split()
     acronym = len(words) == 1 and name.isupper()
-    org = any(_in_heads(w, ORGANIZATION_HEADS) for w in words)
+    org = any(_in_heads(w, active().organization_heads) for w in words)
     if head and any(w.removesuffix("s") == head.removesuffix("s") for w in words):
         return 1.0
     if kind == "person":
@@ -842,16 +612,17 @@ def _expand(ctx: _Context, name: str, head: str) -> str:
 def _values(ctx: _Context, s: _Sentence, kind: str, exclude: set[str], head: str = "") -> list:
     """Candidate short answers of ``kind`` in a sentence, as ``(offset, text)``."""
     text = s.text
+    lex = active()
     if kind == "date":
-        return [(m.start(), m.group(0)) for m in DATE_RE.finditer(text)]
+        return [(m.start(), m.group(0)) for m in lex.date_re.finditer(text)]
     if kind in ("number", "amount"):
-        dates = [(m.start(), m.end()) for m in DATE_RE.finditer(text)]
+        dates = [(m.start(), m.end()) for m in lex.date_re.finditer(text)]
         if kind == "amount":
-            amounts = [(m.start(), m.group(0).strip()) for m in _AMOUNT_RE.finditer(text)]
+            amounts = [(m.start(), m.group(0).strip()) for m in lex.amount_re.finditer(text)]
             if amounts:
                 return amounts
         out = []
-        for m in NUMBER_RE.finditer(text):
+        for m in lex.number_re.finditer(text):
             if any(a <= m.start() < b for a, b in dates):
                 continue
             value = m.group(0)
@@ -888,7 +659,16 @@ def _best_value(
     if kind in _NAME_KINDS:
         # An acronym the context spells out is answered by its long form.
         text = ctx.long_form.get(normalize_name(text), text)
-    return rank(best)[0], _ARTICLE.sub("", text)
+    return rank(best)[0], _without_article(text)
+
+
+def _without_article(text: str) -> str:
+    """Drop a capitalised leading article before a capitalised word ("The Harbour Trust")."""
+    m = active().leading_article_re.match(text)
+    if m is None or not "A" <= text[m.end() : m.end() + 1] <= "Z":
+        return text
+    article = m.group(0).rstrip()
+    return text[m.end() :] if article == article.capitalize() else text
 
 
 def _short(ctx: _Context, s: _Sentence, kind: str, exclude: set[str], head: str) -> str:
@@ -962,7 +742,7 @@ def _reaches(ctx: _Context, ch: _Chain, hops: int) -> bool:
 def _date_parts(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """Month names and years a text states."""
     months = frozenset(
-        fold(m.group(0)) for m in re.finditer(_MONTH_PATTERN, text) if m.group(0)[:1].isupper()
+        fold(m.group(0)) for m in active().month_re.finditer(text) if m.group(0)[:1].isupper()
     )
     return months, frozenset(_YEAR.findall(text))
 
@@ -1027,8 +807,9 @@ def _best_chain(ctx: _Context, kind: str, hops: int, head: str) -> _Chain | None
 
 
 def _negated(text: str) -> bool:
+    lex = active()
     toks = [fold(t) for t in _TOKEN.findall(text)]
-    return any(t in NEGATIONS or t.endswith("n't") for t in toks)
+    return any(t in lex.negations or t.endswith(lex.negation_suffixes) for t in toks)
 
 
 def _entity_sentences(ctx: _Context, key: str) -> list[_Sentence]:
@@ -1053,11 +834,12 @@ def _best_for(
 
 
 def _value_kind(question: str) -> str:
-    if _LIFESPAN.search(question):
+    lex = active()
+    if lex.lifespan_re.search(question):
         return "lifespan"
-    if _EARLY.search(question) or _LATE.search(question):
+    if lex.early_re.search(question) or lex.late_re.search(question):
         return "date"
-    if _MORE.search(question) or _LESS.search(question):
+    if lex.more_re.search(question) or lex.less_re.search(question):
         return "number"
     return ""
 
@@ -1071,7 +853,7 @@ def _compared_value(ctx: _Context, key: str, vkind: str) -> tuple[float, _Senten
             years = [int(y) for y in _YEAR.findall(s.text)[:2]]
             value = float(abs(years[1] - years[0])) if len(years) == 2 else None
         elif vkind == "date":
-            m = DATE_RE.search(s.text)
+            m = active().date_re.search(s.text)
             year = _YEAR.search(m.group(0)) if m else None
             value = float(year.group(1)) if year else None
         else:
@@ -1099,7 +881,7 @@ def _described_referent(ctx: _Context, option: str) -> tuple[str, _Sentence] | N
     """Resolve "the lead of X" to the entity filling the role, and the sentence saying so."""
     q = ctx.needs.question
     i = q.find(option)
-    m = re.search(r"\bthe\s+([\w-]+)\s+of\s+(?:the\s+)?$", q[:i]) if i >= 0 else None
+    m = active().role_of_re.search(q[:i]) if i >= 0 else None
     if not m:
         return None
     role = stem(fold(m.group(1)))
@@ -1127,12 +909,13 @@ def _pick_by_values(
     if va == vb:
         return None
     q = ctx.needs.question
+    lex = active()
     if vkind == "date":
         early = 0 if va < vb else 1
-        pick = early if _EARLY.search(q) else 1 - early
+        pick = early if lex.early_re.search(q) else 1 - early
     else:
         big = 0 if va > vb else 1
-        more = _MORE.search(q) or (vkind == "lifespan" and re.search(r"\b(older|greater)\b", q))
+        more = lex.more_re.search(q) or (vkind == "lifespan" and lex.older_re.search(q))
         pick = big if more else 1 - big
     return pick, [sa, sb]
 
@@ -1171,9 +954,10 @@ def _yes_no(ctx: _Context) -> ComposedAnswer | None:
     q_negated = _negated(q)
     ents = [e.name for e in needs.entities if e.key not in set(needs.answer_modifiers)]
     keys = [normalize_name(n) for n in ents]
-    if len(ents) >= 2 and _SAME.search(q):
+    lex = active()
+    if len(ents) >= 2 and lex.same_re.search(q):
         return _yes_no_same(ctx, ents[:2])
-    if len(ents) >= 2 and not _ALL.search(q):
+    if len(ents) >= 2 and not lex.all_re.search(q):
         vkind = _value_kind(q)
         if vkind:
             got = _pick_by_values(ctx, ents[:2], vkind)
@@ -1182,7 +966,7 @@ def _yes_no(ctx: _Context) -> ComposedAnswer | None:
                 verdict = (pick == 0) != q_negated
                 return _answer(ctx, "yes_no", "yes" if verdict else "no", sents, 0.6)
     # Each named entity needs a sentence stating the relation; a negated one says no.
-    targets = keys[:2] if _ALL.search(q) and len(keys) >= 2 else keys[:1]
+    targets = keys[:2] if lex.all_re.search(q) and len(keys) >= 2 else keys[:1]
     others = frozenset().union(*(terms(n) for n in ents)) if ents else frozenset()
     support: list[_Sentence] = []
     for key in targets:
@@ -1201,7 +985,7 @@ def _yes_no(ctx: _Context) -> ComposedAnswer | None:
 def _yes_no_same(ctx: _Context, ents: Sequence[str]) -> ComposedAnswer | None:
     q = ctx.needs.question
     tokens = [fold(t) for t in _TOKEN.findall(q)]
-    by_year = any(_in_heads(t, TIME_HEADS) for t in tokens)
+    by_year = any(_in_heads(t, active().time_heads) for t in tokens)
     values: list[str] = []
     support: list[_Sentence] = []
     for name in ents:

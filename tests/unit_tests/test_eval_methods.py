@@ -283,7 +283,10 @@ def test_seal_and_seal_append_differ_only_by_replacement():
 def test_rewrite_query_adds_distinctive_new_terms_only():
     text = "The Harbour Lamp was designed by Ada Brightwater in Valmora."
     chunks = [Chunk("a#0", "a", "Harbour Lamp", (), 0, 0, len(text), text, 12)]
-    idf = {"valmora": 5.0, "brightw": 4.0, "design": 0.1}
+    from sealgraph.lexicon import stem
+
+    # The idf table is keyed by stems (the lexicon's Snowball stems).
+    idf = {stem("valmora"): 5.0, stem("brightwater"): 4.0, stem("designed"): 0.1}
     query = rewrite_query(
         "Who designed the Harbour Lamp?", chunks, lambda t: idf.get(t, 1.0), n_terms=2
     )
