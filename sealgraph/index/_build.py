@@ -44,7 +44,6 @@ from sealgraph.index._lexical import (
     BM25_PARAMS,
     LEXICAL_DIR,
     LEXICAL_FILES,
-    TOKENIZER_VERSION,
     LexicalIndex,
 )
 from sealgraph.index._manifest import (
@@ -55,6 +54,7 @@ from sealgraph.index._manifest import (
     foreign_entries,
     fsync_path,
     fsync_tree,
+    read_manifest,
     read_marker,
     verify_files,
     write_manifest,
@@ -66,6 +66,7 @@ from sealgraph.index._store import (
     read_documents,
     write_docstore,
 )
+from sealgraph.index.derived import DERIVED_DIR
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -74,7 +75,7 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
-from sealgraph.ledger.knowledge import TABLES_FILE, write_corpus_tables
+from sealgraph.lexicon import Lexicon, get_lexicon, lexicon_spec, use_lexicon
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
@@ -88,13 +89,20 @@ DEFAULT_ENCODING = "o200k_base"
 """Tiktoken encoding of a new index when none is given."""
 DEFAULT_LOCK_TIMEOUT_S = 3600.0
 """How long a build waits for another build of the same index by default."""
+LEGACY_FILES = ("knowledge.json",)
+"""Files builds of earlier versions wrote and this one does not: the offline reasoner's
+corpus tables, which the reasoner now counts and caches itself (see
+:mod:`sealgraph.index.derived`). Verified when a manifest lists them, and still
+sealgraph's own."""
 OWN_FILES = (
     DOCSTORE_FILE,
     *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES),
     *DENSE_FILES,
-    TABLES_FILE,
+    *LEGACY_FILES,
 )
 """Files a build writes (besides the manifest), even when a damaged manifest lists none."""
+OWN_FOLDERS = (DERIVED_DIR,)
+"""Folders whose files are all sealgraph's: what users of the index derive and cache."""
 
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress granularity)
 _T = TypeVar("_T")
@@ -127,6 +135,7 @@ def build_index_dir(
     progress: ProgressFn | None,
     warn: WarnFn | None,
     finish: Callable[[Path, Embedder | None], _T],
+    lexicon: str | Lexicon | None = None,
 ) -> _T:
     """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
@@ -146,12 +155,16 @@ def build_index_dir(
         embedder, max_chunk_tokens, encoding = _settings_of(
             existing, embedder, max_chunk_tokens, encoding
         )
+        if lexicon is None:
+            lexicon = manifest_lexicon(existing)
     if max_chunk_tokens is None:
         max_chunk_tokens = DEFAULT_MAX_CHUNK_TOKENS
     if max_chunk_tokens < MIN_CHUNK_TOKENS:
         raise InputError(
             f"max chunk tokens must be at least {MIN_CHUNK_TOKENS}, got {max_chunk_tokens}"
         )
+    lex = get_lexicon(lexicon if lexicon is not None else "english")
+    spec = lexicon_spec(lex)
     resolved = _resolve_embedder(embedder, warn)
     _check_embedder(index_dir, existing, resolved, force=force)
     check_embedder_ready(resolved)
@@ -161,7 +174,7 @@ def build_index_dir(
     given, sources = _documents(inputs, warn)
     report = progress or _StderrProgress()
 
-    with locked_index(index_dir, timeout=lock_timeout, warn=warn):
+    with locked_index(index_dir, timeout=lock_timeout, warn=warn), use_lexicon(lex):
         existing = inspect_target(index_dir)
         _check_embedder(index_dir, existing, resolved, force=force)
         documents, doc_counts = _merge(index_dir, existing, given, replace=replace)
@@ -177,11 +190,7 @@ def build_index_dir(
         tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
         try:
             write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes)
-            (tmp / LEXICAL_DIR).mkdir()
-            LexicalIndex.build(texts).save(tmp / LEXICAL_DIR)
-            # Corpus statistics of the offline reasoner (word and name frequencies), so
-            # the first question does not pay a pass over the whole corpus.
-            write_corpus_tables(tmp / TABLES_FILE, chunks)
+            _write_lexical(tmp, texts, lex)
             n_reused = n_new = 0
             embedder_info = None
             if resolved is not None:
@@ -196,7 +205,8 @@ def build_index_dir(
                 "embedder": embedder_info,
                 "tokenizer": {"encoding": encoding_name},
                 "chunker": {"max_tokens": max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
-                "lexical": {"tokenizer_version": TOKENIZER_VERSION, **BM25_PARAMS},
+                "lexicon": spec,
+                "lexical": {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS},
                 "counts": {
                     "documents": len(documents),
                     "chunks": len(chunks),
@@ -214,6 +224,96 @@ def build_index_dir(
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return finish(index_dir, resolved)
+
+
+def _write_lexical(directory: Path, texts: Sequence[str], lex: Lexicon) -> None:
+    """Write the parts of an index that depend on the lexicon's tokenizer into ``directory``.
+
+    The BM25 index of ``texts``. (What a reasoner derives from the chunks with the
+    lexicon, such as the offline reasoner's corpus tables, is its own to count and
+    cache: see :mod:`sealgraph.index.derived`.)
+    """
+    with use_lexicon(lex):
+        (directory / LEXICAL_DIR).mkdir()
+        LexicalIndex.build(texts, lex).save(directory / LEXICAL_DIR)
+
+
+def manifest_lexicon(manifest: dict[str, Any]) -> str:
+    """Return the lexicon spec an index records (``"english"`` for indexes that predate it)."""
+    spec = manifest.get("lexicon")
+    return spec if isinstance(spec, str) and spec else "english"
+
+
+def refresh_lexical_dir(
+    index_dir: Path,
+    *,
+    lock_timeout: float,
+    warn: WarnFn | None,
+    finish: Callable[[Path], _T],
+) -> _T:
+    """Rebuild the lexical part of the index in ``index_dir``; return ``finish(index_dir)``.
+
+    The BM25 index is computed again from the stored chunks with the index's
+    lexicon, as the current sealgraph tokenizes; the documents,
+    chunks and vectors are kept as they are (nothing is chunked or embedded again).
+    Written like a build: into a temporary sibling (the unchanged files hard-linked,
+    or copied where links are not possible), then swapped into place under the
+    index's lock, the manifest last.
+
+    Raises:
+        IndexCorruptError: No index there, or its docstore is damaged.
+        ConfigError: The lexicon the index records cannot be found.
+
+    """
+    from sealgraph.index._store import read_docstore
+
+    warn = warn or warn_stderr
+    index_dir = index_dir.resolve()
+    with locked_index(index_dir, timeout=lock_timeout, warn=warn):
+        existing = inspect_target(index_dir)
+        if existing is None:
+            raise IndexCorruptError(f"no index at {index_dir}")
+        manifest = read_manifest(index_dir)
+        lex = get_lexicon(manifest_lexicon(manifest))
+        files = manifest.get("files") or {}
+        kept = [
+            name
+            for name in files
+            if not name.startswith(f"{LEXICAL_DIR}/") and name not in LEGACY_FILES
+        ]
+        verify_files(index_dir, manifest, tuple(kept))
+        try:
+            _, chunks, _ = read_docstore(index_dir / DOCSTORE_FILE)
+        except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
+            raise IndexCorruptError(
+                f"damaged index at {index_dir}: {type(exc).__name__}: {exc}"
+            ) from None
+        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        try:
+            for name in kept:
+                target = tmp / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(index_dir / name, target)
+                except OSError:
+                    shutil.copy2(index_dir / name, target)
+            _write_lexical(tmp, [indexed_text(c) for c in chunks], lex)
+            fresh = checksum_tree(tmp / LEXICAL_DIR)
+            manifest["files"] = {
+                **{name: files[name] for name in kept},
+                **{f"{LEXICAL_DIR}/{name}": digest for name, digest in fresh.items()},
+            }
+            manifest["files"] = dict(sorted(manifest["files"].items()))
+            manifest["lexicon"] = lexicon_spec(lex)
+            manifest["lexical"] = {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS}
+            manifest["sealgraph_version"] = _version()
+            write_manifest(tmp, manifest)
+            fsync_tree(tmp)
+            _swap_into_place(tmp, index_dir, existing, warn)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return finish(index_dir)
 
 
 def inspect_target(index_dir: Path) -> dict[str, Any] | None:
@@ -236,7 +336,7 @@ def inspect_target(index_dir: Path) -> dict[str, Any] | None:
     except OSError as exc:
         raise InputError(f"cannot read {index_dir}: {exc.strerror or exc}") from None
     manifest = read_marker(index_dir)
-    foreign = foreign_entries(index_dir, manifest, OWN_FILES)
+    foreign = foreign_entries(index_dir, manifest, OWN_FILES, OWN_FOLDERS)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise InputError(
@@ -322,7 +422,7 @@ def recover_leftovers(index_dir: Path, warn: WarnFn) -> None:
         if manifest is None:
             with suppress(OSError):
                 old.rmdir()  # the empty folder a swap creates first; anything else stays
-        elif target_is_index and not foreign_entries(old, manifest, OWN_FILES):
+        elif target_is_index and not foreign_entries(old, manifest, OWN_FILES, OWN_FOLDERS):
             shutil.rmtree(old, ignore_errors=True)
             warn(f"removed {old}, a previous index left by an interrupted build")
 
@@ -620,7 +720,7 @@ def _swap_into_place(
     if existing is None:
         keep = any(old.iterdir())  # it was empty when the build started
     else:
-        keep = bool(foreign_entries(old, existing, OWN_FILES))
+        keep = bool(foreign_entries(old, existing, OWN_FILES, OWN_FOLDERS))
     if keep:
         warn(f"kept {old}: the previous {target.name} holds files sealgraph did not write")
     else:

@@ -127,23 +127,31 @@ def read_marker(directory: Path) -> dict[str, Any]:
 
 
 def foreign_entries(
-    directory: Path, manifest: dict[str, Any], own: Iterable[str] = ()
+    directory: Path,
+    manifest: dict[str, Any],
+    own: Iterable[str] = (),
+    own_folders: Iterable[str] = (),
 ) -> list[str]:
     """Return what in ``directory`` sealgraph did not write, as sorted relative POSIX paths.
 
     Sealgraph's are the manifest, the files it lists, the names in ``own`` and the
-    folders holding them; anything else (a file, an unlisted or symlinked folder,
-    or a folder that cannot be read, which ends with ``/``) is someone else's.
+    folders holding them, and the files (not symlinks, not subfolders) directly in
+    the folders ``own_folders`` (caches whose names the manifest cannot know);
+    anything else (a file, an unlisted or symlinked folder, or a folder that cannot
+    be read, which ends with ``/``) is someone else's.
     """
     listed = manifest.get("files")
     own_files = {MANIFEST_FILE, *own, *(listed if isinstance(listed, dict) else ())}
+    whole = set(own_folders)
     own_dirs = {parent for name in own_files for parent in _parents(name)}
+    own_dirs.update(parent for folder in whole for parent in _parents(folder + "/"))
     foreign: list[str] = []
 
     def unreadable(error: OSError) -> None:
         foreign.append(_relative(directory, error.filename) + "/")
 
     for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable):
+        in_whole = _relative(directory, dirpath) in whole
         for name in list(dirnames):
             rel = _relative(directory, os.path.join(dirpath, name))
             if rel not in own_dirs or os.path.islink(os.path.join(dirpath, name)):
@@ -151,7 +159,9 @@ def foreign_entries(
                 dirnames.remove(name)
         for name in filenames:
             rel = _relative(directory, os.path.join(dirpath, name))
-            if rel not in own_files:
+            if rel in own_files:
+                continue
+            if not (in_whole and not os.path.islink(os.path.join(dirpath, name))):
                 foreign.append(rel)
     return sorted(foreign)
 

@@ -22,33 +22,21 @@ gaps, each typed as missing entity / relation / qualifier with its reason.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.needs import ATTRIBUTE_NOUNS, QuestionNeeds
-from sealgraph.text import STOPWORDS, content_words, stem, stemmed_terms
+from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.lexicon import active, content_words, stem, stemmed, stemmed_terms
 
 MET = 0.85
 """Coverage at which a need counts as met."""
 
 _TYPED = {"date": "date", "number": "number", "place": "place"}
 
-# Comparative words that say a comparison compares dates ("Which opened first, X or Y?",
-# "Which film was released more recently?", "Who lived longer?"). Quantity comparatives
-# ("more career changes") are not mapped to number needs: the compared counts are often
-# not written as numbers, and an unmeetable need would only block the answer.
-_DATE_COMPARATIVE = re.compile(
-    r"\b(older|oldest|younger|youngest|earlier|earliest|first|later|latest|before|after|"
-    r"sooner|newer|newest|(?:more|most|less|least) recent(?:ly)?|lived (?:longer|shorter))\b",
-    re.I,
-)
-
-
 def compared_value_type(question: str) -> str | None:
     """Return ``"date"`` when a comparison's comparative word compares dates, else None."""
-    return "date" if _DATE_COMPARATIVE.search(question) else None
+    return "date" if active().date_comparative_re.search(question) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +181,7 @@ def need_items(
         # type asks for, or the one its comparative word implies for choice and yes/no.
         if qtype is None:
             qtype = compared_value_type(needs.question)
-        if _RELATED_ROLE.search(needs.question):
+        if active().related_role_re.search(needs.question):
             roles = role_terms(needs.question)
             # "Which film has the director who died earlier, X or Y?": the compared
             # value belongs to an entity related to each option, one hop away.
@@ -236,10 +224,17 @@ def relation_item(
     anchored = any(e.targets for e in named)
     unlinked = [e.key for e in named if anchored and not e.targets]
     describing = [
-        w for k in (*needs.answer_modifiers, *unlinked) for w in k.split() if w not in STOPWORDS
+        w
+        for k in (*needs.answer_modifiers, *unlinked)
+        for w in k.split()
+        if w not in active().stop_words
     ]
     words = sorted(
-        {stem(w) for w in (*needs.relation_terms, *describing) if w not in ATTRIBUTE_NOUNS}
+        {
+            stem(w)
+            for w in (*needs.relation_terms, *describing)
+            if w not in active().attribute_nouns
+        }
     )
     if term_weight is not None and words:
         # A word no chunk holds gets the largest weight any word can get.
@@ -259,56 +254,6 @@ def relation_item(
     )
 
 
-# A role of a related entity named in a comparison: "has the director who",
-# "whose composer", "the performer of". The compared value then sits one hop away.
-_RELATED_ROLE = re.compile(
-    r"\b(?:has|have|had|with)\s+the\s+[a-z]+\s+(?:who|that|born|died|of)\b"
-    r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b"
-    r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b",
-    re.I,
-)
-
-
-# Role nouns: "the director of", "the composer who", "X's husband", "whose father".
-_ROLE_PATTERNS = (
-    re.compile(
-        r"\b(?:the|a|an|its|his|her|their)\s+([a-z]+)\s+(?:of|who|whose|that|which)\b", re.I
-    ),
-    re.compile(r"['’]s\s+([a-z]+)\b", re.I),
-    re.compile(r"\bwhose\s+([a-z]+)\b", re.I),
-)
-
-
-# Roles of a maker: a work names its maker after "by" ("a novel by X", "a painting
-# by X"), whatever the role noun the question uses.
-_AGENT_ROLES = frozenset(
-    stem(w)
-    for w in (
-        "author",
-        "writer",
-        "creator",
-        "composer",
-        "director",
-        "painter",
-        "artist",
-        "producer",
-        "founder",
-        "designer",
-        "architect",
-        "developer",
-        "inventor",
-        "sculptor",
-        "photographer",
-        "illustrator",
-        "lyricist",
-        "songwriter",
-        "singer",
-        "performer",
-    )
-)
-
-
-_BY = frozenset({"by"})
 # Ranking bonus of a hop name given in the asked role: less than one shared
 # question word, so it breaks ties between names of one sentence.
 _ROLE_NAME_BONUS = 0.5
@@ -317,10 +262,11 @@ _ROLE_NAME_BONUS = 0.5
 def role_terms(question: str) -> tuple[str, ...]:
     """Stemmed role nouns the question links its hops by ("director", "husband")."""
     found = []
-    for pattern in _ROLE_PATTERNS:
+    lex = active()
+    for pattern in lex.role_patterns:
         for m in pattern.finditer(question):
             word = m.group(1).lower()
-            if word not in ATTRIBUTE_NOUNS and word not in STOPWORDS:
+            if word not in lex.attribute_nouns and word not in lex.stop_words:
                 found.append(stem(word))
     return tuple(dict.fromkeys(found))
 
@@ -336,93 +282,232 @@ def cover(
     items: Sequence[NeedItem],
 ) -> float:
     """How well ``passage`` meets ``item`` given the other passages ``context`` (0..1)."""
-    if item.kind == "entity":
-        if passage.doc_id in item.targets:
-            return 1.0
-        return 0.25 if item.key in passage.mentioned_keys() else 0.0
-    if item.kind == "terms":
-        w = item.term_weights()
-        total = sum(w.values())
-        return sum(v for t, v in w.items() if t in passage.words) / total if total else 0.0
-    if item.kind == "relation":
-        if not _states_for(item, passage, context, items):
-            return 0.0
-        return _weighted_share(item, passage.words)
-    if item.kind == "mention":
-        ws = set(stemmed_terms(item.name))
-        if not ws:
-            return 0.0
-        share = len(ws & passage.words) / len(ws)
-        return 1.0 if share == 1.0 else 0.5 * share
-    if item.kind == "qualifier":
-        if passage.doc_id in item.targets:
-            return 1.0 if item.qualifier_type in passage.qualifier_types() else 0.3
+    # Any other kind is read as a bridge, as it always was.
+    return _COVER_BY_KIND.get(item.kind, _cover_bridge)(item, passage, context, items)
+
+
+def _cover_entity(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Full for a passage of the entity's own document, 0.25 for one that names it.
+
+    What the question asks about an entity is stated on its page; a passage that
+    only mentions the entity is a lead worth a little, never the need met.
+    """
+    if passage.doc_id in item.targets:
+        return 1.0
+    return 0.25 if item.key in passage.mentioned_keys() else 0.0
+
+
+def _cover_terms(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Weighted share of the question's relation words the passage holds.
+
+    Rare words weigh more: "discovered" says more about the asked relation than
+    "year" does, and the soft need only steers the utility, so a partial share counts.
+    """
+    return _weighted_share(item, passage.words)
+
+
+def _cover_relation(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Weighted share of the relation words, from a passage allowed to state them.
+
+    The same words in a passage about something else (neither a named entity's nor
+    linked to one) do not state the relation of the question's subject.
+    """
+    if not _states_for(item, passage, context, items):
         return 0.0
-    # bridge: a passage that is not itself about a question entity, linked to one
-    # (to the item's own anchor entity when it has one).
+    return _weighted_share(item, passage.words)
+
+
+def _cover_mention(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Full when the passage holds every word of the name, else half the share it holds.
+
+    A name the corpus has no page for can only be found by its words; part of a
+    name ("Castellan" for "Mira Castellan") may be another person, so it stays
+    well below the met threshold.
+    """
+    ws = set(stemmed_terms(item.name))
+    if not ws:
+        return 0.0
+    share = len(ws & passage.words) / len(ws)
+    return 1.0 if share == 1.0 else 0.5 * share
+
+
+def _cover_qualifier(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Full for the compared entity's passage holding a value of the type, else 0.3 / 0.
+
+    A comparison is only decidable with each side's value; the entity's passage
+    without one still anchors the side (0.3), any other passage does not count.
+    """
+    if passage.doc_id in item.targets:
+        return 1.0 if item.qualifier_type in passage.qualifier_types() else 0.3
+    return 0.0
+
+
+def _cover_bridge(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Strength of the passage as the second hop from a question entity's passage.
+
+    The second hop is not about a question entity (that is the first hop), and is
+    only recognisable through its link to an anchor (the item's own anchor entity
+    when it has one) in ``context``: named by the anchor in the asked role, linked
+    by title, or sharing a rare name with it. A weak link is discounted when the
+    passage lacks the asked value type or the relation words the anchors leave
+    unstated.
+    """
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
         return 0.0
-    link = 0.0
     anchor_docs = set(item.targets) or entity_docs
     anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
-    side_link = False
-    if item.roles:
-        roles = frozenset(item.roles)
-        role_docs = [a.role_linked_docs(roles) for a in anchors]
-        if any(passage.doc_id in r for r in role_docs):
-            # The anchor names this passage's subject in the asked role
-            # ("directed by X"): the second hop, whatever words X's own page uses.
-            return _confirmed_hop(item, passage)
-        side_link = any(role_docs)
-        # The same for a person or work with no page of its own ("a treatise by Zed
-        # Young"): a passage naming them is the second hop. Unlike the other
-        # content links below, this holds from any anchor, title links or not.
-        role_named = set().union(
-            *(_role_names(a, roles, r) for a, r in zip(anchors, role_docs, strict=True))
-        )
-        if role_named & (passage.name_keys() - {passage.topic}):
-            return _confirmed_hop(item, passage)
+    confirmed, side_link = _role_hop(item, passage, anchors)
+    if confirmed:
+        return _confirmed_hop(item, passage)
+    link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
+    if link < 1.0:
+        sources = _name_sources(passage, anchors, context, entity_docs)
+        if sources:
+            named = _name_link(passage, sources, items)
+            if named == 1.0:
+                return _confirmed_hop(item, passage)
+            if not link:
+                link = named
+    return _discounted_link(link, item, passage, anchors, items)
+
+
+def _role_hop(
+    item: NeedItem, passage: PassageFeatures, anchors: Sequence[PassageFeatures]
+) -> tuple[bool, bool]:
+    """Tell whether an anchor names the passage in the asked role: ``(confirmed, side_link)``.
+
+    An anchor naming this passage's subject in the asked role ("directed by X") is
+    the second hop, whatever words X's own page uses. The same holds for a person
+    or work with no page of its own ("a treatise by Zed Young"): a passage naming
+    them is the second hop, from any anchor, title links or not. ``side_link``:
+    some anchor names another page in the role, so a plain title link to this one
+    is a side link.
+    """
+    if not item.roles:
+        return False, False
+    roles = frozenset(item.roles)
+    role_docs = [a.role_linked_docs(roles) for a in anchors]
+    if any(passage.doc_id in r for r in role_docs):
+        return True, False
+    role_named = set().union(
+        *(_role_names(a, roles, r) for a, r in zip(anchors, role_docs, strict=True))
+    )
+    return bool(role_named & (passage.name_keys() - {passage.topic})), any(role_docs)
+
+
+def _title_link(
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    context: Sequence[PassageFeatures],
+    entity_docs: set[str],
+    *,
+    side_link: bool,
+) -> float:
+    """Strength of a title link between the passage and an anchor (0 when none).
+
+    An anchor naming the passage's page is the usual way a second hop is written
+    (1.0, or 0.7 when the anchor gives another page the asked role); the passage
+    naming the anchor's subject links the other way (0.8). When nothing anchors
+    the question in the corpus, any linked pair of passages will do (0.8).
+    """
     if any(passage.doc_id in a.mentioned_docs() for a in anchors):
-        # When the anchor names someone else in the asked role, this is a side link.
-        link = 0.7 if side_link else 1.0
-    elif any(a.topic in passage.mentioned_keys() for a in anchors):
-        link = 0.8
-    elif not entity_docs:
-        # Nothing anchors the question in the corpus: any linked pair will do.
+        return 0.7 if side_link else 1.0
+    if any(a.topic in passage.mentioned_keys() for a in anchors):
+        return 0.8
+    if not entity_docs:
         others = [p for p in context if p.chunk_id != passage.chunk_id]
         if any(
             passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs()
             for o in others
         ):
-            link = 0.8
-    # Content link: both passages name the same rare person or work, which may have
-    # no page of its own in the corpus. Confirmed by the question's words around the
-    # name, it is the hop itself. From anchors that link to other pages by title, the
-    # title links are the reliable hops; content links serve the anchors that link
-    # nowhere (and questions that name no page at all).
+            return 0.8
+    return 0.0
+
+
+def _name_sources(
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    context: Sequence[PassageFeatures],
+    entity_docs: set[str],
+) -> list[PassageFeatures]:
+    """Passages whose rare names may link to this one (a content link).
+
+    Both passages naming the same rare person or work, which may have no page of
+    its own in the corpus, is a link. From anchors that link to other pages by
+    title, the title links are the reliable hops; content links serve the anchors
+    that link nowhere (and questions that name no page at all).
+    """
     if entity_docs:
-        name_sources = [a for a in anchors if not (a.mentioned_docs() - entity_docs)]
-    else:
-        name_sources = [p for p in context if p.chunk_id != passage.chunk_id]
-    if link < 1.0 and name_sources:
-        named = _name_link(passage, name_sources, items)
-        if named == 1.0:
-            return _confirmed_hop(item, passage)
-        if not link:
-            link = named
-    if link and item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
+        return [a for a in anchors if not (a.mentioned_docs() - entity_docs)]
+    return [p for p in context if p.chunk_id != passage.chunk_id]
+
+
+def _discounted_link(
+    link: float,
+    item: NeedItem,
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Discount the link strength for what the linked passage cannot answer.
+
+    A hop without the asked value type cannot give the answer (x0.6). A linked
+    passage that shares none of the question's relation words is a side link, not
+    the second hop: the link is weighted by how much it shares of the part of the
+    relation the anchors do not state already.
+    """
+    if not link:
+        return link
+    if item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
         link *= 0.6
-    if link:
-        # A linked passage that shares none of the question's relation words is a
-        # side link, not the second hop; weight the link by how much it shares.
-        # What counts is the part of the relation the anchors do not state already.
-        terms = next((set(it.key.split()) for it in items if it.kind == "terms"), None)
-        if terms:
-            residual = terms - set().union(*(a.words for a in anchors)) if anchors else terms
-            residual = residual or terms
-            link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
+    terms = next((set(it.key.split()) for it in items if it.kind == "terms"), None)
+    if terms:
+        residual = terms - set().union(*(a.words for a in anchors)) if anchors else terms
+        residual = residual or terms
+        link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
     return link
+
+
+_COVER_BY_KIND: dict[str, Callable[..., float]] = {
+    "entity": _cover_entity,
+    "terms": _cover_terms,
+    "relation": _cover_relation,
+    "mention": _cover_mention,
+    "qualifier": _cover_qualifier,
+    "bridge": _cover_bridge,
+}
+"""Coverage function of each need-item kind (see :func:`cover`)."""
 
 
 def _role_names(
@@ -435,8 +520,8 @@ def _role_names(
     names nobody next to the role word, by name or by page.
     """
     named = anchor.role_named_keys(roles) - {anchor.topic}
-    if not named and not role_docs and roles & _AGENT_ROLES:
-        named = anchor.role_named_keys(_BY) - {anchor.topic}
+    if not named and not role_docs and roles & stemmed(active().agent_roles):
+        named = anchor.role_named_keys(stemmed(active().by_words)) - {anchor.topic}
     return named
 
 

@@ -3,11 +3,23 @@
 The gazetteer is built once per loaded index from its titles and headings, and the
 features of each passage (mentions, qualifiers, words) are computed once and cached,
 so a question only pays for the passages it touches for the first time.
+
+The corpus tables (word and proper-name document frequencies, see
+:func:`corpus_tables`) are the reasoner's own: the index stores chunks and generic
+statistics, not what one reasoner derives from them. They are counted from the
+index's chunks on first use, once per loaded index, and kept in the index
+directory's derived cache (:mod:`sealgraph.index.derived`, strict JSON keyed by the
+index's build) so that the next process over the same index reads them instead.
+Indexes built by earlier versions, which stored the tables themselves
+(:data:`TABLES_FILE`), are still read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import hashlib
 import json
 import math
 import threading
@@ -18,12 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sealgraph.index.derived import read_derived, write_derived
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
+from sealgraph.lexicon import lexicon_of, use_lexicon
 from sealgraph.text import content_words, stem
 from sealgraph.types import Chunk
 
-if TYPE_CHECKING:  # pragma: no cover (sealgraph.index imports this module)
+if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
 
 # A proper name links passages when at most this many of them name it (the larger
@@ -32,11 +46,16 @@ _MIN_NAME_DF = 5
 _NAME_DF_SHARE = 0.003
 
 TABLES_FILE = "knowledge.json"
-"""File of an index directory holding the corpus tables (see :func:`corpus_tables`)."""
+"""File in which index builds of earlier versions stored the corpus tables (listed in
+the index's manifest, so checksum-verified when the index is loaded); still read."""
+TABLES_CACHE = "reasoner-tables.json"
+"""Name of the corpus tables in the index's derived cache (:mod:`sealgraph.index.derived`)."""
 TABLES_VERSION = 1
 """Version of the tables' content: bump it whenever :func:`sealgraph.text.stemmed_terms`
 or :func:`sealgraph.ledger.extract.proper_names` change what they return, so tables
-written by an older build are recomputed instead of trusted."""
+stored by an older version (:data:`TABLES_FILE`) are recomputed instead of trusted.
+Cached tables are also keyed by the source of the code that counts them
+(:func:`_code_fingerprint`)."""
 
 
 def term_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
@@ -90,14 +109,41 @@ def corpus_tables(chunks: Sequence[Chunk]) -> dict[str, Any]:
     }
 
 
-def write_corpus_tables(path: Path, chunks: Sequence[Chunk]) -> None:
-    """Write :func:`corpus_tables` as JSON (sorted keys: equal corpora, equal files)."""
-    text = json.dumps(corpus_tables(chunks), sort_keys=True, ensure_ascii=False)
-    path.write_text(text, encoding="utf-8")
+def index_tables(index: SearchIndex) -> dict[str, Any]:
+    """Return the :func:`corpus_tables` of an index: stored, cached, or counted now.
+
+    In order: the tables cached in the index's derived cache for this very build,
+    code and lexicon; the tables an index of an earlier version was built with
+    (:data:`TABLES_FILE`); or else the tables counted from the index's chunks (one
+    pass over the corpus), which are then cached for the next process (best
+    effort: an index directory that cannot be written is no error).
+    """
+    lexicon = lexicon_of(index)
+    tables = _cached_tables(index) or _stored_tables(index)
+    if tables is None:
+        with use_lexicon(lexicon):  # the index's words, stems and names
+            tables = corpus_tables(list(index.iter_chunks()))
+        write_derived(
+            index,
+            TABLES_CACHE,
+            {"code": _code_fingerprint(), "lexicon": lexicon.fingerprint, "tables": tables},
+        )
+    return tables
+
+
+def _cached_tables(index: SearchIndex) -> dict[str, Any] | None:
+    """Return the tables of the derived cache, or None (none, another build, other code)."""
+    cached = read_derived(index, TABLES_CACHE)
+    if not isinstance(cached, dict) or cached.get("code") != _code_fingerprint():
+        return None
+    if cached.get("lexicon") != lexicon_of(index).fingerprint:
+        return None  # counted with another lexicon's words and stems
+    tables = cached.get("tables")
+    return tables if _valid_tables(tables, index.n_chunks) else None
 
 
 def _stored_tables(index: SearchIndex) -> dict[str, Any] | None:
-    """Return the tables an index was built with, or None (older index, other version).
+    """Return the tables an index of an earlier version was built with, or None.
 
     The file was checksum-verified when the index was loaded; anything unexpected
     here only means the tables are recomputed from the chunks on first use.
@@ -106,18 +152,61 @@ def _stored_tables(index: SearchIndex) -> dict[str, Any] | None:
     if TABLES_FILE not in files:
         return None
     try:
-        tables = json.loads((index.path / TABLES_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        tables = json.loads(
+            (Path(index.path) / TABLES_FILE).read_text(encoding="utf-8"),
+            parse_constant=_refuse_constant,
+        )
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if (
-        not isinstance(tables, dict)
-        or tables.get("version") != TABLES_VERSION
-        or tables.get("n_chunks") != index.n_chunks
-        or not isinstance(tables.get("term_df"), dict)
-        or not isinstance(tables.get("name_df"), dict)
-    ):
-        return None
-    return tables
+    return tables if _valid_tables(tables, index.n_chunks) else None
+
+
+def _valid_tables(tables: Any, n_chunks: int) -> bool:
+    """Tell whether ``tables`` is what :func:`corpus_tables` returns for ``n_chunks`` chunks.
+
+    Read back from a file, the tables are trusted only when every count is a
+    non-negative integer of this version's tables: a damaged or foreign file
+    must not change a question's weights, only cost a recount.
+    """
+    return (
+        isinstance(tables, dict)
+        and type(tables.get("version")) is int
+        and tables["version"] == TABLES_VERSION
+        and type(tables.get("n_chunks")) is int
+        and tables["n_chunks"] == n_chunks
+        and _valid_counts(tables.get("term_df"))
+        and _valid_counts(tables.get("name_df"))
+    )
+
+
+def _valid_counts(table: Any) -> bool:
+    return isinstance(table, dict) and all(type(v) is int and v >= 0 for v in table.values())
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """Digest of the source of the code the tables are counted with.
+
+    The words, stems and proper names a table counts are what this sealgraph's
+    text, lexicon and extraction code make of the chunks; cached tables counted by
+    other code are recounted rather than trusted (a version number is easily
+    forgotten). Unreadable sources (a zipped install) count as empty.
+    """
+    root = Path(__file__).resolve().parent.parent
+    sources = [root / "text.py", root / "ledger" / "extract.py", Path(__file__).resolve()]
+    lexicon = root / "lexicon"
+    if lexicon.is_dir():
+        sources.extend(sorted(lexicon.rglob("*.py")))
+    digest = hashlib.sha256(str(TABLES_VERSION).encode())
+    for path in sources:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 class CorpusKnowledge:
@@ -130,6 +219,16 @@ class CorpusKnowledge:
 
     def __init__(self, index: SearchIndex) -> None:
         self.index = index
+        self.lexicon = lexicon_of(index)
+        """The lexicon the gazetteer and the passage features are read with."""
+        with use_lexicon(self.lexicon):
+            self._read_names(index)
+        self._features: dict[str, PassageFeatures] = {}
+        self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
+        self._lock = threading.Lock()
+        self._tables_lock = threading.Lock()
+
+    def _read_names(self, index: SearchIndex) -> None:
         titles = list(index.titles())
         self.doc_titles: dict[str, str] = dict(titles)
         headings = []
@@ -141,12 +240,19 @@ class CorpusKnowledge:
             if first:
                 aliases.extend((doc_id, a) for a in declared_aliases(title, first[0].text))
         self.gazetteer = Gazetteer(titles, headings, aliases)
-        self._features: dict[str, PassageFeatures] = {}
-        # Built at index time when the index has them; else on first use.
-        tables = _stored_tables(index)
-        self._df: dict[str, int] | None = tables["term_df"] if tables else None
-        self._name_df: dict[str, int] | None = tables["name_df"] if tables else None
-        self._lock = threading.Lock()
+
+    def tables(self) -> dict[str, Any]:
+        """Return the corpus tables (:func:`index_tables`), obtained once per instance.
+
+        Concurrent first calls wait for one count instead of each making its own.
+        """
+        tables = self._tables
+        if tables is None:
+            with self._tables_lock:
+                if self._tables is None:
+                    self._tables = index_tables(self.index)
+                tables = self._tables
+        return tables
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
         """Return (cached) passage features for chunk ids, in order.
@@ -158,7 +264,8 @@ class CorpusKnowledge:
             chunks = self.index.get_chunks(missing)
             computed = {}
             for c in chunks:
-                f = passage_features(c, self.gazetteer)
+                with use_lexicon(self.lexicon):
+                    f = passage_features(c, self.gazetteer)
                 # A name with a page of its own links through the gazetteer already.
                 names = tuple(
                     n for n in f.names if n[1] not in self.gazetteer and self.distinctive_name(n[1])
@@ -172,28 +279,19 @@ class CorpusKnowledge:
         """Tell whether a proper name is rare enough in the corpus to link passages.
 
         "Ines Varga" named in three passages links them; "United States" named in
-        hundreds links nothing. Name frequencies come from the index's stored tables
-        (:data:`TABLES_FILE`), or are counted on first use (one pass over the chunks).
+        hundreds links nothing. Name frequencies come from the corpus tables
+        (:meth:`tables`).
         """
-        if self._name_df is None:
-            df = name_document_frequencies(self.index.iter_chunks())
-            with self._lock:
-                self._name_df = df
         limit = max(_MIN_NAME_DF, _NAME_DF_SHARE * self.index.n_chunks)
-        return self._name_df.get(key, 0) <= limit
+        return self.tables()["name_df"].get(key, 0) <= limit
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of a stemmed word over the corpus's chunks.
 
-        From the index's stored tables, or computed on first use (one pass over the
-        chunks) and cached.
+        Word frequencies come from the corpus tables (:meth:`tables`).
         """
-        if self._df is None:
-            df = term_document_frequencies(self.index.iter_chunks())
-            with self._lock:
-                self._df = df
         n = max(1, self.index.n_chunks)
-        return math.log(1.0 + n / (1.0 + self._df.get(term, 0)))
+        return math.log(1.0 + n / (1.0 + self.tables()["term_df"].get(term, 0)))
 
     def relevance(self, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Question relevance of each chunk in [0, 1].

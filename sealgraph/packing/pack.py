@@ -77,6 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sealgraph.errors import InputError
+from sealgraph.lexicon import active
 from sealgraph.packing.bubble import BubbleItem, Choice, marginal_values, select_spans
 from sealgraph.packing.config import PackConfig
 from sealgraph.packing.fill import FillChoice, covered_runs, fill_units
@@ -116,7 +117,7 @@ from sealgraph.packing.types import (
 )
 from sealgraph.packing.units import DocUnits, NeighborFn, collect_units, make_span
 from sealgraph.packing.window import grow_window, merge_windows
-from sealgraph.text import STOPWORDS, fold
+from sealgraph.text import fold
 from sealgraph.tokens import TokenCounter
 from sealgraph.types import Chunk
 
@@ -286,34 +287,20 @@ def score_units(
         The components, aligned with ``units``.
 
     """
-    unit_words = [fast_words(u.text) for u in units]
-    content = [frozenset(w for w in ws if w not in STOPWORDS) for ws in unit_words]
-    unit_terms = [frozenset(stem(w) for w in c) for c in content]
-    phrases = [" " + " ".join(ws) + " " for ws in unit_words]
+    content, unit_terms, phrases = _unit_words(units)
     q_terms = terms(question)
     relevance = _unit_relevance(
         q_terms, units, unit_terms, chunk_scores, config, vectors, query_vector
     )
     title_hits, bridge = _title_links(question, units, phrases)
-    boiler = [not u.heading and bool(boilerplate_reason(u.text, common_lines)) for u in units]
+    boiler = _boilerplate(units, common_lines)
     prior = _priors(units, title_hits, boiler, chunk_support, config)
     focus_sets = focus_term_sets(focus_terms)
     focus = [matches_focus(focus_sets, t) for t in unit_terms]
-    atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
-    answer = [contains_answer_type(u.text, atype) for u in units]
-    kind = answer_type or atype
+    answer, kind = _answer_values(question, units, answer_type)
     bearing = _answer_bearing(q_terms, focus_sets, units, unit_terms, boiler, kind)
     bearing = _bridge_bearing(q_terms, units, bearing, focus, boiler, phrases, kind)
-    ab, bb = config.answerability_boost, config.bridge_boost
-    # A heading line has no value of its own: the rendered header shows it already.
-    # Boilerplate earns no relevance or boost: a navigation line repeats the page's
-    # title words, so it would match the question as well as the content does.
-    value = [
-        0.0 if u.heading else (p if bo else r + p + ab * (f + a) + bb * b) - config.rse_threshold
-        for u, r, p, f, a, b, bo in zip(
-            units, relevance, prior, focus, answer, bridge, boiler, strict=True
-        )
-    ]
+    value = _unit_values(units, relevance, prior, focus, answer, bridge, boiler, config)
     return UnitScores(
         tuple(relevance),
         tuple(prior),
@@ -326,6 +313,72 @@ def score_units(
         tuple(bearing),
         tuple(boiler),
     )
+
+
+def _unit_words(
+    units: Sequence[Unit],
+) -> tuple[list[frozenset[str]], list[frozenset[str]], list[str]]:
+    """Content words, stemmed terms and padded phrase of every unit.
+
+    Redundancy compares plain words; relevance and cohesion compare stems,
+    so that "album" meets "albums"; the phrase (folded words between spaces) lets a
+    title or name match as whole words only.
+    """
+    unit_words = [fast_words(u.text) for u in units]
+    stop = active().stop_words
+    content = [frozenset(w for w in ws if w not in stop) for ws in unit_words]
+    unit_terms = [frozenset(stem(w) for w in c) for c in content]
+    phrases = [" " + " ".join(ws) + " " for ws in unit_words]
+    return content, unit_terms, phrases
+
+
+def _boilerplate(units: Sequence[Unit], common_lines: Container[str] | None) -> list[bool]:
+    """Tell whether each unit is boilerplate.
+
+    Navigation and repeated lines carry the page's title words without content,
+    so they would match the question as well as the content does. A heading is
+    never boilerplate: the rendered header needs it.
+    """
+    return [not u.heading and bool(boilerplate_reason(u.text, common_lines)) for u in units]
+
+
+def _answer_values(
+    question: str, units: Sequence[Unit], answer_type: str | None
+) -> tuple[list[bool], str | None]:
+    """Whether each unit holds a value of the expected type, and the answer kind.
+
+    The boost trusts only the types recognised in text (``date``, ``number``): any
+    other type gives way to the one the question's wording implies. Answer-bearing
+    units recognise more kinds, so they keep the given one (see :func:`_answer_bearing`).
+    """
+    atype = answer_type if answer_type in ANSWER_TYPES_DETECTED else infer_answer_type(question)
+    answer = [contains_answer_type(u.text, atype) for u in units]
+    return answer, answer_type or atype
+
+
+def _unit_values(
+    units: Sequence[Unit],
+    relevance: Sequence[float],
+    prior: Sequence[float],
+    focus: Sequence[bool],
+    answer: Sequence[bool],
+    bridge: Sequence[bool],
+    boiler: Sequence[bool],
+    config: PackConfig,
+) -> list[float]:
+    """Value of every unit for the segment search: relevance + prior + boosts − threshold.
+
+    A heading line has no value of its own: the rendered header shows it already.
+    Boilerplate earns no relevance or boost: a navigation line repeats the page's
+    title words, so it would match the question as well as the content does.
+    """
+    ab, bb = config.answerability_boost, config.bridge_boost
+    return [
+        0.0 if u.heading else (p if bo else r + p + ab * (f + a) + bb * b) - config.rse_threshold
+        for u, r, p, f, a, b, bo in zip(
+            units, relevance, prior, focus, answer, bridge, boiler, strict=True
+        )
+    ]
 
 
 def _unit_relevance(
@@ -368,20 +421,36 @@ def _title_links(
         if u.doc_id not in titles:
             titles[u.doc_id] = title_phrase(u.title)
     q_phrase = phrase(question)
-    doc_text: dict[str, list[str]] = {}
-    for u, p in zip(units, phrases, strict=True):
-        doc_text.setdefault(u.doc_id, []).append(p)
-    joined = {d: "".join(ps) for d, ps in doc_text.items()}
-    title_hits = {
-        d: (t is not None and t in q_phrase)
-        + (t is not None and any(t in text for o, text in joined.items() if o != d))
-        for d, t in titles.items()
-    }
+    joined = _doc_texts(units, phrases)
+    title_hits = {d: _title_hits(d, t, q_phrase, joined) for d, t in titles.items()}
     bridge = [
         any(t is not None and o != u.doc_id and t in p for o, t in titles.items())
         for u, p in zip(units, phrases, strict=True)
     ]
     return title_hits, bridge
+
+
+def _doc_texts(units: Sequence[Unit], phrases: Sequence[str]) -> dict[str, str]:
+    """Phrases of each document's units joined: where another document's title is sought.
+
+    A title named anywhere in a document's evidence links the two, whichever
+    sentence names it.
+    """
+    doc_text: dict[str, list[str]] = {}
+    for u, p in zip(units, phrases, strict=True):
+        doc_text.setdefault(u.doc_id, []).append(p)
+    return {d: "".join(ps) for d, ps in doc_text.items()}
+
+
+def _title_hits(doc_id: str, title: str | None, q_phrase: str, joined: Mapping[str, str]) -> int:
+    """Count whether the question and whether another evidence document name the title (0-2).
+
+    A document the question names is a first hop; one another document names is
+    a hop reached from it. Either makes its lead sentences worth keeping.
+    """
+    if title is None:
+        return 0
+    return (title in q_phrase) + any(title in text for o, text in joined.items() if o != doc_id)
 
 
 def _priors(
@@ -404,20 +473,36 @@ def _priors(
         position = u.position - skipped.get(u.chunk_id, 0)
         if b and not u.heading:
             skipped[u.chunk_id] = skipped.get(u.chunk_id, 0) + 1
-        lead = u.chunk_order == 0 and position == 0 and not u.heading and not b
-        out.append(
-            section_prior(section_label(u.section, u.title), config.section_priors)
-            + (config.lead_prior if lead else 0.0)
-            + (
-                config.position_prior * (1 - min(position, 5) / 5)
-                if u.chunk_order == 0 and not u.heading and not b
-                else 0.0
-            )
-            + config.title_prior * title_hits[u.doc_id]
-            - (config.unsupported_penalty if unsupported[u.chunk_id] else 0.0)
-            - (config.boilerplate_penalty if b else 0.0)
-        )
+        out.append(_unit_prior(u, b, position, title_hits, unsupported[u.chunk_id], config))
     return out
+
+
+def _unit_prior(
+    u: Unit,
+    b: bool,
+    position: int,
+    title_hits: Mapping[str, int],
+    unsupported: bool,
+    config: PackConfig,
+) -> float:
+    """Structural prior of one unit at ``position`` among its chunk's content units.
+
+    A document's opening content sentences define its subject, so they earn the
+    lead and position priors; a heading or boilerplate line (``b``) earns neither.
+    """
+    lead = u.chunk_order == 0 and position == 0 and not u.heading and not b
+    return (
+        section_prior(section_label(u.section, u.title), config.section_priors)
+        + (config.lead_prior if lead else 0.0)
+        + (
+            config.position_prior * (1 - min(position, 5) / 5)
+            if u.chunk_order == 0 and not u.heading and not b
+            else 0.0
+        )
+        + config.title_prior * title_hits[u.doc_id]
+        - (config.unsupported_penalty if unsupported else 0.0)
+        - (config.boilerplate_penalty if b else 0.0)
+    )
 
 
 def _answer_bearing(
@@ -477,21 +562,7 @@ def _bridge_bearing(
     out = list(bearing)
     if kind not in ANSWER_KINDS_RECOGNISED:
         return out
-    bridges: set[str] = set()
-    for u, b, f in zip(units, bearing, focus, strict=True):
-        if b and f:
-            for _, name in name_spans(u.text):
-                if terms(name) and not terms(name) <= q_terms:
-                    bridges.add(phrase(name))
-                    words = name.split()
-                    first = fold(words[0])
-                    if (
-                        len(words) >= 2
-                        and len(first) >= 4
-                        and first not in STOPWORDS
-                        and not any(w[:1].islower() or w[:1].isdigit() for w in words)
-                    ):
-                        bridges.add(f" {first} ")
+    bridges = _bridge_phrases(q_terms, units, bearing, focus)
     if not bridges:
         return out
     for i, (u, p) in enumerate(zip(units, phrases, strict=True)):
@@ -500,6 +571,49 @@ def _bridge_bearing(
         if any(b in p for b in bridges) and has_answer_value(u.text, kind, q_terms):
             out[i] = True
     return out
+
+
+def _bridge_phrases(
+    q_terms: frozenset[str],
+    units: Sequence[Unit],
+    bearing: Sequence[bool],
+    focus: Sequence[bool],
+) -> set[str]:
+    """Phrases that name a bridge: names in the answer-bearing units about a focus term.
+
+    The first hop's answer-bearing sentence names the entity the second hop is
+    about; a name the question writes itself leads nowhere new.
+    """
+    bridges: set[str] = set()
+    for u, b, f in zip(units, bearing, focus, strict=True):
+        if not (b and f):
+            continue
+        for _, name in name_spans(u.text):
+            if terms(name) and not terms(name) <= q_terms:
+                bridges.add(phrase(name))
+                first = _distinctive_first_word(name)
+                if first is not None:
+                    bridges.add(f" {first} ")
+    return bridges
+
+
+def _distinctive_first_word(name: str) -> str | None:
+    """Return the folded first word of a multi-word name when it can stand for the name.
+
+    Text often shortens a name to its first word ("Ledgerline" for "Ledgerline
+    Billing Service"); only a long, non-stopword first word of a name whose every
+    word is capitalised is distinctive enough to be read as the name.
+    """
+    words = name.split()
+    first = fold(words[0])
+    if (
+        len(words) >= 2
+        and len(first) >= 4
+        and first not in active().stop_words
+        and not any(w[:1].islower() or w[:1].isdigit() for w in words)
+    ):
+        return first
+    return None
 
 
 def _unsupported_chunks(
@@ -816,15 +930,23 @@ def _select_and_render(
         and any(u.evidence and scores.bearing[index_of[u.unit_id]] for u in s.units)
         for s in spans
     ]
-    smallest = min((tok for _, tok in scored + gap_scored), default=0)
+    filling = config.fill and config.strategy != "bubble"
+    # Fill packs single sentences, so spans larger than the budget leave it work to do:
+    # only the candidate spans themselves can be too large to cite.
+    smallest = min((tok for _, tok in scored), default=0)
+    if not filling:
+        smallest = min((tok for _, tok in scored + gap_scored), default=0)
     too_small = f"budget {budget} is below the smallest span ({smallest} tokens)"
+    gap_verdict = None
     if smallest > budget:
-        # Nothing can be cited: say so for every candidate; the caller decides what to do.
+        # No span fits whole: say so for every candidate (fill may still cut sentences
+        # out of them; without fill the caller decides what to do).
         choices = [
             Choice(i, "budget_exceeded", too_small, 1.0, config.mmr_lambda * sc.final)
             for i, (sc, _) in enumerate(scored)
         ]
-        gap_verdict = ("budget_exceeded", too_small)
+        if not filling:
+            gap_verdict = ("budget_exceeded", too_small)
     else:
         items = [
             BubbleItem(s.span_id, s.doc_id, s.label, tok, sc.final, keep)
@@ -833,7 +955,6 @@ def _select_and_render(
         choices = select_spans(
             items, budget=budget, config=config, overlap=overlap, semantic=semantic
         )
-        gap_verdict = None
 
     # Reading order: documents in evidence order, then position in the document.
     doc_rank = {d.doc_id: r for r, d in enumerate(docs)}
@@ -863,7 +984,7 @@ def _select_and_render(
     )
     fill_trace: list[PackDecision] = []
     packed_spans: list[Span] | None = None
-    if config.fill and config.strategy != "bubble" and gap_verdict is None:
+    if filling:
         context, tokens, packed_spans, fill_trace = _fill(
             [spans[chosen[k]] for k in kept], docs, scores, index_of, budget, counter, config
         )

@@ -126,3 +126,30 @@ def test_fill_units_is_greedy_by_value_and_gates_redundancy():
 
 def test_covered_runs_merge_neighbours_but_not_across_breaks():
     assert covered_runs(range(6), (3,), {0, 1, 2, 3, 5}) == [[0, 1, 2], [3], [5]]
+
+
+def test_spans_larger_than_the_budget_leave_fill_to_cut_sentences_from_them():
+    # One chunk, a question every clause shares a word with: the segment is the whole
+    # chunk, larger than the budget. The context must not come out empty: fill packs
+    # the best single sentences that fit.
+    chunk = nda_chunk()
+    budget = chunk.n_tokens // 2
+    config = PackConfig(rse_threshold=-5.0)
+    result = pack(
+        "Confidential Information Recipient Agreement",
+        [chunk],
+        budget=budget,
+        counter=COUNTER,
+        config=config,
+    )
+    assert result.context and 0 < result.tokens <= budget
+    assert "Confidential Information" in result.context
+    # Without fill there is nothing smaller to cite: the span is refused whole.
+    off = pack(
+        "Confidential Information Recipient Agreement",
+        [chunk],
+        budget=budget,
+        counter=COUNTER,
+        config=PackConfig(rse_threshold=-5.0, fill=False),
+    )
+    assert off.context == "" and {d.decision for d in off.trace} == {"budget_exceeded"}
