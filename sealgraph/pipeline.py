@@ -11,19 +11,19 @@ import dataclasses
 import math
 import threading
 import weakref
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec, need_items
+from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.knowledge import knowledge_for
-from sealgraph.ledger.needs import QuestionNeeds, question_needs
+from sealgraph.ledger.needs import QuestionNeeds, focus_text
+from sealgraph.lexicon import reads_index_lexicon
 from sealgraph.packing import PackResult, pack
 from sealgraph.packing.scoring import line_key
 from sealgraph.reasoning.answer import SpanText, answer_kind
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
-from sealgraph.reasoning.offline import OfflineReasoner
+from sealgraph.reasoning.offline import OfflineReasoner, need_support
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
 
@@ -39,31 +39,9 @@ def focus_terms(needs: QuestionNeeds, gaps: Sequence[Gap], doc_titles: dict[str,
     return [t for t in dict.fromkeys(terms) if t]
 
 
-def need_support(
-    items: Sequence[NeedItem], features: Sequence[PassageFeatures]
-) -> dict[str, float] | None:
-    """How well each passage serves the question's needs: its best need-item coverage.
-
-    Coverage is :func:`sealgraph.ledger.gaps.cover` in [0, 1] (1: the passage is about
-    a question entity, is the linked second hop, states the compared value...).
-    Relation words (``terms`` needs) are left out: every passage on the topic shares
-    some, distractors included.
-
-    Args:
-        items: The question's need items.
-        features: Features of the evidence passages.
-
-    Returns:
-        Chunk id to support, or None when no need item can tell the passages apart
-        (no item, or no passage covers any): packing then uses no support signal.
-
-    """
-    scored = [it for it in items if it.kind != "terms"]
-    if not scored:
-        return None
-    support = {f.chunk_id: max(cover(it, f, features, items) for it in scored) for f in features}
-    return support if any(support.values()) else None
-
+OFFLINE_SUPPORT: Literal["offline"] = "offline"
+"""``pack_evidence(support=...)`` default: compute the offline need support
+(:func:`sealgraph.reasoning.offline.need_support`, also importable from here)."""
 
 REPEATED_LINE_MIN_DOCS = 3
 """A line is corpus boilerplate when at least this many documents repeat it..."""
@@ -111,6 +89,7 @@ def _corpus_repeated_lines(index: SearchIndex) -> frozenset[str]:
         return repeated_lines(index.iter_chunks())
 
 
+@reads_index_lexicon
 def pack_evidence(
     needs: QuestionNeeds,
     chunks: Sequence[Chunk],
@@ -118,18 +97,30 @@ def pack_evidence(
     config: SealConfig,
     gaps: Sequence[Gap] = (),
     items: Sequence[NeedItem] | None = None,
+    *,
+    support: Mapping[str, float] | Literal["offline"] | None = OFFLINE_SUPPORT,
 ) -> PackResult:
     """Pack an evidence set under ``config.budget`` with ``config.pack``.
 
-    ``items`` are the question's need items when the caller has them already
-    (they give each passage's need support); None builds them from ``needs``. The
-    expected answer kind (:func:`sealgraph.reasoning.answer.answer_kind`) tells the
-    packer which sentences are answer-bearing, and the lines the index's documents
-    repeat (:func:`repeated_lines`) which are boilerplate.
+    ``support`` is each passage's need support in [0, 1] by chunk id, as the
+    reasoner judged it (:meth:`sealgraph.reasoning.base.Reasoner.support`; None: no
+    support signal). The default, :data:`OFFLINE_SUPPORT`, computes the offline one
+    (:func:`need_support`) from ``items``, the question's need items when the caller
+    has them already (None builds them from ``needs``). The expected answer kind
+    (:func:`sealgraph.reasoning.answer.answer_kind`) tells the packer which sentences
+    are answer-bearing, and the lines the index's documents repeat
+    (:func:`repeated_lines`) which are boilerplate.
     """
     kn = knowledge_for(index)
     ids = [c.chunk_id for c in chunks]
-    relevance = kn.relevance(needs.question, ids)
+    if support == OFFLINE_SUPPORT:
+        support = need_support(
+            items if items is not None else need_items(needs, kn.idf), kn.features(ids)
+        )
+    # The scope clause ("Consider X's policy;") picked the documents; the asked
+    # clause ranks their sentences.
+    asked = focus_text(needs.question)
+    relevance = kn.relevance(asked, ids)
     counter = token_counter(encoding_for_model(config.tokenizer_model))
     embed = None
     query_vector = None
@@ -137,9 +128,9 @@ def pack_evidence(
     # lexical unless the embedding-similarity gate is asked for.
     if index.has_dense and config.pack.semantic_delta is not None:
         embed = index.embed_texts
-        query_vector = index.embed_query(needs.question)
+        query_vector = index.embed_query(asked)
     return pack(
-        needs.question,
+        asked,
         list(chunks),
         budget=config.budget,
         counter=counter,
@@ -150,9 +141,7 @@ def pack_evidence(
         embed=embed,
         query_vector=query_vector,
         neighbors=index.neighbors,
-        chunk_support=need_support(
-            items if items is not None else need_items(needs, kn.idf), kn.features(ids)
-        ),
+        chunk_support=support,
         common_lines=_corpus_repeated_lines(index),
     )
 
@@ -201,6 +190,7 @@ def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
     return [dataclasses.asdict(d) for d in result.trace]
 
 
+@reads_index_lexicon
 def answer_from_evidence(
     question: str,
     chunks: Sequence[Chunk],
@@ -214,14 +204,19 @@ def answer_from_evidence(
     answered under the same rules. Besides the readable ``answer`` the result holds
     ``short_answer`` (the marked short span, "" when none), ``insufficient`` (the
     answer declined) and ``missing`` (what the context does not state).
+
+    The needs, the passages' need support and the answer are the reasoner's (the
+    offline reasoner by default); the gaps are the offline gate's, so every flat
+    method is gated alike whatever reasoner answers.
     """
     reasoner = reasoner or OfflineReasoner()
     kn = knowledge_for(index)
-    needs = question_needs(question, kn.gazetteer)
+    needs = reasoner.needs(question, kn.gazetteer).value
     feats = kn.features([c.chunk_id for c in chunks])
     items = need_items(needs, kn.idf)
     gaps = gap_spec(needs, items, feats)
-    result = pack_evidence(needs, chunks, index, config, gaps, items)
+    support = reasoner.support(needs, items, feats).value
+    result = pack_evidence(needs, chunks, index, config, gaps, items, support=support)
     packed = packed_dicts(result)
     generated = reasoner.generate(needs, span_texts(packed), gaps).value
     return {

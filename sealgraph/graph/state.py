@@ -69,6 +69,12 @@ class SealState(SealInput, SealOutput):
     """Whether the sufficiency gate passed."""
     stop_reason: str
     """Why the loop ended."""
+    need_support: dict[str, float] | None
+    """The last assessment's need support: chunk id → [0, 1] for every assessed passage
+    (``Verdict.support``), handed back to ``Reasoner.support`` when packing. Only the
+    LLM gate judges one (the passages its assess reply names as supporting, no extra
+    call); a later verdict without one resets it to None, and offline runs never
+    write it (packing then uses the offline need coverage)."""
     packed: list[dict[str, Any]]
     """Packed spans ``{"n", "doc_id", "title", "chunk_ids", "text", "tokens"}``."""
     llm_seconds: Annotated[float, operator.add]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
@@ -100,15 +101,31 @@ class UtilityScore:
 def _text_words(passage: PassageFeatures) -> frozenset[str]:
     """Words of the passage's text alone: its title and headings are its document's."""
     if passage.sentence_words:
-        return frozenset().union(*passage.sentence_words)
+        return _union(passage.sentence_words)
     return passage.words
 
 
+# The same passages are scored against each other many times per loop (every
+# candidate against every member): both caches key on frozensets, whose hash
+# Python keeps, so a hit costs little.
+@lru_cache(maxsize=8192)
+def _union(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
+    return frozenset().union(*sets)
+
+
+@lru_cache(maxsize=65536)
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """Jaccard overlap of two word sets."""
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def set_covers(
+    passages: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> tuple[float, ...]:
+    """Coverage of each need item by the set ``passages``."""
+    return tuple(set_cover(it, passages, items) for it in items)
 
 
 def utility(
@@ -117,6 +134,8 @@ def utility(
     items: Sequence[NeedItem],
     relevance: Mapping[str, float],
     weights: UtilityWeights,
+    *,
+    base_cover: Sequence[float] | None = None,
 ) -> UtilityScore:
     """Score ``passage`` against the set ``others`` (which must not contain it).
 
@@ -126,15 +145,19 @@ def utility(
         items: Need items of the question.
         relevance: Question relevance per chunk id, normalised to [0, 1].
         weights: λ1..λ4.
+        base_cover: :func:`set_covers` of ``others``, when the caller scores many
+            passages against one set (it is the same for each); computed when None.
 
     """
     # GapCov: marginal coverage of need items.
     with_p = [*others, passage]
+    if base_cover is None:
+        base_cover = set_covers(others, items)
     gain = need_gain = doc_gain = 0.0
-    for it in items:
+    for it, before in zip(items, base_cover, strict=True):
         # Set coverage with and without the passage: this also credits a passage
         # that raises another's coverage (a bridge needs its anchor).
-        g = max(0.0, set_cover(it, with_p, items) - set_cover(it, others, items))
+        g = max(0.0, set_cover(it, with_p, items) - before)
         gain += g
         need_gain += g
         if it.kind in _DOCUMENT_NEEDS:

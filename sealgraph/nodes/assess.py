@@ -1,4 +1,4 @@
-"""Assess: the sufficiency gate writes the gap specification G_t."""
+"""Assess: the sufficiency gate writes the gap specification G_t (and, in LLM mode, need support)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def assess(state, ctx, cfg, config) -> dict:
         time_left=llm_time_left(state, cfg),
     )
     w.outcome_notes(outcome, "assess")
-    gaps = outcome.value
+    gaps = outcome.value.gaps
+    support = outcome.value.support
     for g in gaps:
         w.add("gap", f"{g.kind}: {g.reason}", g.to_dict())
     sufficient = not gaps
@@ -34,17 +35,21 @@ def assess(state, ctx, cfg, config) -> dict:
         stop = "sufficient: every need of the question is covered"
     elif loop >= cfg.max_loops:
         stop = f"loop budget spent (L={cfg.max_loops})"
-    w.add(
-        "assess",
-        "sufficient" if sufficient else f"{len(gaps)} gap(s) open",
-        {"sufficient": sufficient, "n_gaps": len(gaps), "needs": [i.kind for i in items]},
-    )
+    data = {"sufficient": sufficient, "n_gaps": len(gaps), "needs": [i.kind for i in items]}
+    if support is not None:
+        data["need_support"] = support
+    w.add("assess", "sufficient" if sufficient else f"{len(gaps)} gap(s) open", data)
     if stop:
         w.add("stop", stop, {"loop": loop})
-    return {
+    update = {
         "gaps": [g.to_dict() for g in gaps],
         "sufficient": sufficient,
         "stop_reason": stop,
         **llm_seconds_update(outcome),
-        "seal_log": w.done(),
     }
+    # The gate's need support is the last assessment's: a verdict without one clears
+    # an earlier loop's. Offline runs never judge one, so they never write the key.
+    if support is not None or state.get("need_support") is not None:
+        update["need_support"] = support
+    update["seal_log"] = w.done()
+    return update

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-from sealgraph.ledger.gaps import Gap
+from sealgraph.ledger.gaps import Gap, need_items
+from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 from sealgraph.pipeline import pack_evidence, packed_dicts, trace_dicts
 
 
 def pack(state, ctx, cfg, config) -> dict:
-    """Select the spans of the evidence that reach the generator."""
+    """Select the spans of the evidence that reach the generator.
+
+    Which passages support the question's needs is the reasoner's call
+    (``Reasoner.support``): in LLM mode the last assessment's judgement, kept in the
+    state as ``need_support``; offline (or when the model judged none) need coverage.
+    """
     w = EventWriter("pack", config, state.get("loop", 0))
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
-    chunks = ctx.index.get_chunks([s["chunk_id"] for s in state["slots"]])
-    result = pack_evidence(needs, chunks, ctx.index, cfg, gaps)
+    ids = [s["chunk_id"] for s in state["slots"]]
+    chunks = ctx.index.get_chunks(ids)
+    kn = knowledge_for(ctx.index)
+    items = need_items(needs, kn.idf)
+    outcome = ctx.reasoner.support(
+        needs,
+        items,
+        kn.features(ids),
+        assessed=state.get("need_support"),
+        time_left=llm_time_left(state, cfg),
+    )
+    w.outcome_notes(outcome, "support")
+    result = pack_evidence(needs, chunks, ctx.index, cfg, gaps, items, support=outcome.value)
     trace = trace_dicts(result)
     selected = sum(1 for d in trace if d["decision"] == "selected")
     w.add(
@@ -25,6 +42,7 @@ def pack(state, ctx, cfg, config) -> dict:
             "budget": cfg.budget,
             "tokens": result.tokens,
             "strategy": cfg.pack.strategy,
+            "need_support": outcome.value,
             "decisions": trace,
         },
         tokens=result.tokens,
@@ -48,5 +66,6 @@ def pack(state, ctx, cfg, config) -> dict:
         "evidence": evidence,
         "packed": packed,
         "loops": state.get("loop", 0),
+        **llm_seconds_update(outcome),
         "seal_log": w.done(),
     }

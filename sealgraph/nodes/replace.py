@@ -6,7 +6,7 @@ from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.ledger.replacement import Slot, expansion_step, replacement_step
-from sealgraph.ledger.utility import UtilityScore, score_set, utility
+from sealgraph.ledger.utility import UtilityScore, score_set, set_covers, utility
 from sealgraph.nodes._common import EventWriter
 
 
@@ -25,13 +25,18 @@ def replace(state, ctx, cfg, config) -> dict:
     weights = cfg.utility
 
     scores: dict[tuple[str, tuple[str, ...]], UtilityScore] = {}
+    base_covers: dict[tuple[str, ...], tuple[float, ...]] = {}
 
     def score_candidate(cid, set_ids):
         # Memoised: the log below re-reads the scores the first decision computed.
+        # The set's own need coverage is the same for every candidate: computed once.
         key = (cid, tuple(set_ids))
         if key not in scores:
+            others = [feats[i] for i in set_ids]
+            if key[1] not in base_covers:
+                base_covers[key[1]] = set_covers(others, items)
             scores[key] = utility(
-                feats[cid], [feats[i] for i in set_ids], items, relevance, weights
+                feats[cid], others, items, relevance, weights, base_cover=base_covers[key[1]]
             )
         return scores[key]
 

@@ -1,12 +1,11 @@
-"""Search: read N(q) and retrieve the initial top-k evidence set."""
+"""Search: read N(q) (the reasoner's needs step) and retrieve the initial top-k evidence set."""
 
 from __future__ import annotations
 
 from sealgraph.errors import InputError
 from sealgraph.ledger.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
-from sealgraph.ledger.needs import question_needs
-from sealgraph.nodes._common import EventWriter
+from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
 MAX_QUESTION_CHARS = 4000
 
@@ -32,11 +31,13 @@ def validate_question(question: object) -> str:
 
 
 def search(state, ctx, cfg, config) -> dict:
-    """Read N(q) and retrieve the initial hybrid top-k."""
+    """Read N(q) with the reasoner and retrieve the initial hybrid top-k."""
     w = EventWriter("search", config, 0)
     question = validate_question(state.get("question"))
     kn = knowledge_for(ctx.index)
-    needs = question_needs(question, kn.gazetteer)
+    outcome = ctx.reasoner.needs(question, kn.gazetteer, time_left=llm_time_left(state, cfg))
+    w.outcome_notes(outcome, "needs")
+    needs = outcome.value
     w.add(
         "needs",
         f"answer type {needs.answer_type}, {needs.structure} question naming "
@@ -66,5 +67,6 @@ def search(state, ctx, cfg, config) -> dict:
         "loop": 0,
         "stop_reason": "",
         "sufficient": False,
+        **llm_seconds_update(outcome),
         "seal_log": w.done(),
     }

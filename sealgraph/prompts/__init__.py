@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Protocol
 
-PROMPT_NAMES = ("extract", "assess", "micro_query", "generate")
+PROMPT_NAMES = ("needs", "extract", "assess", "micro_query", "generate")
 """The LLM steps that have a prompt file."""
 
 

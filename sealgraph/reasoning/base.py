@@ -1,7 +1,10 @@
 """The reasoner interface shared by the offline and the LLM reasoner.
 
-A reasoner does the four judgement steps of SEAL: extract facts from passages,
-assess gaps, plan micro-queries, and generate the answer. Each call returns a
+A reasoner makes every judgement of SEAL: it reads the question's needs, extracts
+facts from passages, assesses gaps (and which passages support the needs), plans
+micro-queries, says how well each evidence passage supports the needs for packing,
+and generates (selects) the answer. The LLM reasoner decides them with the model;
+the offline heuristics are its fallback, never called around it. Each call returns a
 :class:`StepOutcome` that says how many LLM calls it made, how long they took and
 whether it fell back to the offline reasoner (and why), so the graph can log and
 count all three.
@@ -15,12 +18,13 @@ The offline reasoner ignores it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
+from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.microqueries import MicroQuery
 from sealgraph.ledger.needs import QuestionNeeds
@@ -49,6 +53,24 @@ class StepOutcome(Generic[T]):
     """Why the step fell back: the last failure ("" when it did not)."""
     seconds: float = 0.0
     """Wall time spent on LLM calls (0 offline), charged to the run's ``llm.deadline_s``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the sufficiency gate decides: the open gaps, and the passages that serve the needs.
+
+    ``support`` is the gate's own judgement of need support, when it made one: the LLM
+    gate names the passages that hold evidence the answer needs in the same call that
+    names the gaps (no extra call). The graph keeps it in the state (``need_support``)
+    and hands it back to :meth:`Reasoner.support` at packing time. The offline gate
+    leaves it None: its support is computed from need coverage when packing asks.
+    """
+
+    gaps: tuple[Gap, ...] = ()
+    """The gap specification (empty = sufficient)."""
+    support: dict[str, float] | None = None
+    """Chunk id → need support in [0, 1] of every assessed passage, or None when the
+    gate judged none (offline, a fallback, or a reply that named no passage)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +103,20 @@ class Reasoner(Protocol):
 
     name: str
 
+    def needs(
+        self,
+        question: str,
+        gazetteer: Gazetteer,
+        *,
+        time_left: float | None = None,
+    ) -> StepOutcome[QuestionNeeds]:
+        """Read N(q): answer type, hop count and structure, the entities the question names.
+
+        Named entities are linked to the corpus through ``gazetteer`` (the documents
+        each name refers to), whoever read them.
+        """
+        ...
+
     def extract(
         self,
         question: str,
@@ -103,8 +139,25 @@ class Reasoner(Protocol):
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
-    ) -> StepOutcome[list[Gap]]:
-        """Return the gap specification (empty = sufficient)."""
+    ) -> StepOutcome[Verdict]:
+        """Return the gap specification (no gaps = sufficient) and, when judged, need support."""
+        ...
+
+    def support(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        *,
+        assessed: Mapping[str, float] | None = None,
+        time_left: float | None = None,
+    ) -> StepOutcome[dict[str, float] | None]:
+        """How well each evidence passage supports the needs, for packing (chunk id → [0, 1]).
+
+        ``assessed`` is the support the last :meth:`assess` judged (``Verdict.support``,
+        kept in the graph state), None when it judged none. None as the value means no
+        signal: packing then down-weights no passage.
+        """
         ...
 
     def plan(

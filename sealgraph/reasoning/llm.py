@@ -1,7 +1,10 @@
 """The LLM reasoner: schema-checked LLM calls, bounded in time, with offline fallback.
 
 Each SEAL step makes at most one call per loop (extraction is batched over the new
-passages) through ``with_structured_output(..., include_raw=True)``. The pydantic
+passages) through ``with_structured_output(..., include_raw=True)``: one call reads
+the question's needs before the search, then extract, assess and plan each loop,
+and generate once. Need support for packing costs no call of its own: the assess
+reply names the passages that support the needs. The pydantic
 schemas forbid unknown keys and require every field, so a reply that does not
 validate (``{"totally": "wrong"}``, ``{}``, plain text, a bad JSON body) is a
 failure, never an empty extraction or plan; ``include_raw`` keeps the rejected
@@ -22,8 +25,9 @@ step. When the run's time is spent, steps fall back without making a call.
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -34,14 +38,21 @@ from sealgraph.config import LLMConfig
 from sealgraph.errors import ConfigError
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
+from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts, Provenance, Qualifier, Relation
 from sealgraph.ledger.microqueries import MicroQuery
-from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.needs import (
+    MAX_HOPS,
+    NeedEntity,
+    QuestionNeeds,
+    linked_docs,
+    relation_words,
+)
 from sealgraph.prompts import fence, load_prompt, passages_block, unfence
 from sealgraph.reasoning.answer import SpanText
-from sealgraph.reasoning.base import FELL_BACK, GeneratedAnswer, StepOutcome
+from sealgraph.reasoning.base import FELL_BACK, GeneratedAnswer, StepOutcome, Verdict
 from sealgraph.reasoning.offline import OfflineReasoner
-from sealgraph.text import normalize_name
+from sealgraph.text import content_words, normalize_name
 from sealgraph.types import Chunk
 
 M = TypeVar("M", bound=BaseModel)
@@ -95,6 +106,20 @@ class Extraction(_Reply):
     qualifiers: list[ExtractedQualifier]
 
 
+class NeedsReading(_Reply):
+    """What a question asks for, read before any search (maps onto ``QuestionNeeds``)."""
+
+    answer_type: Literal["person", "date", "number", "place", "yes_no", "choice", "other"]
+    hops: int = Field(description="Facts to chain to reach the answer, 1 to 4")
+    structure: Literal["single", "bridge", "comparison", "multi_step"]
+    entities: list[str] = Field(description="Names the question itself names, as written")
+    options: list[str] = Field(description="The options a choice question names (else empty)")
+    answer_modifiers: list[str] = Field(
+        description="Names among entities that only describe the answer (may be empty)"
+    )
+    compared_attribute: str = Field(description='What a comparison compares, "" when none')
+
+
 class GapOut(_Reply):
     """One missing piece of evidence."""
 
@@ -112,6 +137,9 @@ class Assessment(_Reply):
 
     sufficient: bool
     gaps: list[GapOut]
+    supporting: list[int] = Field(
+        description="Numbers of the passages holding evidence the answer needs (may be empty)"
+    )
 
 
 class QueryOut(_Reply):
@@ -379,7 +407,50 @@ class LLMReasoner:
             )
         return StepOutcome(value, run.calls, tuple(run.notes), False, "", run.seconds())
 
-    # --- the four steps ------------------------------------------------------------------
+    # --- the steps ----------------------------------------------------------------------
+
+    def needs(
+        self,
+        question: str,
+        gazetteer: Gazetteer,
+        *,
+        time_left: float | None = None,
+    ) -> StepOutcome[QuestionNeeds]:
+        """One call reading the question's needs; its names are linked through the gazetteer.
+
+        The model gives the answer type, the hop count and structure, the names the
+        question writes, a choice's options, the names that only describe the answer
+        and a comparison's compared attribute (:class:`NeedsReading`). Each name is
+        resolved against the corpus as the offline reader resolves one
+        (:func:`_needs`). A hop count out of range, or one its structure contradicts
+        ("bridge" with 1 hop), is rejected: retried, then the offline reading
+        (:func:`~sealgraph.ledger.needs.question_needs`) is used instead.
+        """
+        prompt = load_prompt("needs").format(question=fence(question))
+
+        def check(r: NeedsReading) -> str | None:
+            if not 1 <= r.hops <= MAX_HOPS:
+                return f"hops must be 1 to {MAX_HOPS}, got {r.hops}"
+            fits = {
+                "single": r.hops == 1,
+                "bridge": r.hops == 2,
+                "multi_step": r.hops >= 3,
+                "comparison": True,
+            }[r.structure]
+            if not fits:
+                return f"structure {r.structure!r} does not fit hops={r.hops}"
+            return None
+
+        return self._run(
+            _Step(
+                NeedsReading,
+                prompt,
+                lambda r: _needs(question, r, gazetteer),
+                lambda: self.offline.needs(question, gazetteer),
+                check,
+            ),
+            time_left,
+        )
 
     def extract(
         self,
@@ -413,8 +484,14 @@ class LLMReasoner:
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
-    ) -> StepOutcome[list[Gap]]:
-        """One assess call; the model's gaps replace the offline ones."""
+    ) -> StepOutcome[Verdict]:
+        """One assess call: the model's gaps, and the passages it says support the needs.
+
+        The same reply names the supporting passages (``Assessment.supporting``), so
+        need support costs no call of its own: a named passage gets support 1, the
+        others 0 (``Verdict.support``; None when it named no valid passage number).
+        The graph keeps it for packing, which asks :meth:`support` for it.
+        """
         names = "\n".join(fence(e.name) for e in ledger.entities.values()) or "(empty)"
         prompt = load_prompt("assess").format(
             question=fence(needs.question), ledger=names, passages=passages_block(features)
@@ -425,13 +502,18 @@ class LLMReasoner:
                 return "the evidence is called insufficient but no gap is named"
             return None
 
-        def convert(a: Assessment) -> list[Gap]:
-            if a.sufficient:
-                return []
-            return [
+        def convert(a: Assessment) -> Verdict:
+            gaps = tuple(
                 Gap(g.kind, unfence(g.entity), unfence(g.relation), g.qualifier, unfence(g.reason))
-                for g in a.gaps
-            ]
+                for g in ([] if a.sufficient else a.gaps)
+            )
+            named = {n for n in a.supporting if 1 <= n <= len(features)}
+            support = (
+                {f.chunk_id: float(n in named) for n, f in enumerate(features, 1)}
+                if named
+                else None
+            )
+            return Verdict(gaps, support)
 
         return self._run(
             _Step(
@@ -443,6 +525,30 @@ class LLMReasoner:
             ),
             time_left,
         )
+
+    def support(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        *,
+        assessed: Mapping[str, float] | None = None,
+        time_left: float | None = None,
+    ) -> StepOutcome[dict[str, float] | None]:
+        """Return the need support the last assessment judged (no call is made).
+
+        ``assessed`` is the ``Verdict.support`` of the last :meth:`assess` (the graph
+        keeps it in its state as ``need_support``). When it does not cover every
+        evidence passage (the assess step fell back to the offline gate, the model
+        named no supporting passage, or the evidence changed since), the offline need
+        support (:func:`~sealgraph.reasoning.offline.need_support`) is used, with a
+        note saying so.
+        """
+        ids = [f.chunk_id for f in features]
+        if assessed is not None and ids and all(i in assessed for i in ids):
+            return StepOutcome({i: float(assessed[i]) for i in ids})
+        note = "no need support from the last assessment: the offline need coverage is used"
+        return StepOutcome(self.offline.support(needs, items, features).value, notes=(note,))
 
     def plan(
         self,
@@ -517,6 +623,80 @@ class LLMReasoner:
             ),
             time_left,
         )
+
+
+def _written(name: str, question: str) -> re.Match[str] | None:
+    """Where the question writes ``name`` (case aside, as whole words), None when it does not."""
+    if not name:
+        return None
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE)
+
+
+def _needs(question: str, r: NeedsReading, gazetteer: Gazetteer) -> QuestionNeeds:
+    """Turn the model's reading into ``QuestionNeeds``, its names resolved against the corpus.
+
+    A name is kept as the question writes it, or as the gazetteer name written inside
+    it that the question writes ("Quiet Harbour" for a reply's "Quiet Harbour
+    (film)"); a name the question does not write is dropped (the model may not add
+    entities, the answer least of all). Each kept name links to its documents as the
+    offline reader links a name (:func:`~sealgraph.ledger.needs.linked_docs`, else
+    the gazetteer names written inside it). Entities keep the question's order;
+    relation terms are the question's words outside them
+    (:func:`~sealgraph.ledger.needs.relation_words`), plus the words of the compared
+    attribute; options are kept for a choice question only, answer modifiers only
+    when they are among the entities.
+    """
+    found: list[tuple[int, NeedEntity]] = []
+    spans: list[tuple[int, int]] = []
+    seen: set[str] = set()
+    for raw in r.entities:
+        name = " ".join(unfence(raw).split())
+        hit = _written(name, question) or next(
+            (
+                m
+                for mention in gazetteer.find_mentions(name, min_kind="acronym")
+                if (m := _written(mention.surface, question))
+            ),
+            None,
+        )
+        if hit is None:
+            continue
+        surface = hit.group(0)
+        key = normalize_name(surface)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        targets = linked_docs(surface, gazetteer)
+        if not targets:
+            mentions = gazetteer.find_mentions(surface, min_kind="acronym")
+            if mentions:
+                targets = max(mentions, key=lambda m: m.end - m.start).targets
+        found.append((hit.start(), NeedEntity(surface, key, targets, "llm")))
+        pattern = re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)", re.IGNORECASE)
+        spans.extend(m.span() for m in pattern.finditer(question))
+    found.sort(key=lambda t: t[0])
+    entities = tuple(e for _, e in found)
+    relation = relation_words(question, spans)
+    compared = content_words(unfence(r.compared_attribute))
+    relation += tuple(w for w in dict.fromkeys(compared) if w not in relation)
+    keys = {e.key for e in entities}
+    options: dict[str, str] = {}
+    if r.answer_type == "choice":
+        for raw in r.options:
+            option = " ".join(unfence(raw).split())
+            if normalize_name(option):
+                options.setdefault(normalize_name(option), option)
+    modifiers = (normalize_name(unfence(m)) for m in r.answer_modifiers)
+    return QuestionNeeds(
+        question=question,
+        entities=entities,
+        relation_terms=relation,
+        answer_type=r.answer_type,
+        structure=r.structure,
+        options=tuple(options.values()),
+        hops=r.hops,
+        answer_modifiers=tuple(dict.fromkeys(k for k in modifiers if k in keys)),
+    )
 
 
 def _facts(out: Extraction, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]) -> Facts:

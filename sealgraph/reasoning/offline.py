@@ -1,27 +1,56 @@
 """The offline reasoner: deterministic, no model, no network.
 
 It works from the corpus's own structure (titles, headings, entity mentions) and
-the ledger: extraction via the gazetteer and patterns, assessment via need
-coverage, micro-queries from the gap specification, and extractive answers.
+the ledger: needs read from the question's form and the gazetteer, extraction via
+the gazetteer and patterns, assessment and need support via need coverage,
+micro-queries from the gap specification, and extractive answers. The LLM reasoner
+falls back to it step by step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sealgraph.ledger.extract import PassageFeatures, extract_facts
-from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec
+from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
+from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.microqueries import MicroQuery, micro_queries
-from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.reasoning.answer import SpanText, compose_answer
-from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome
+from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome, Verdict
 from sealgraph.types import Chunk
 
 
 def describe_gaps(gaps: Sequence[Gap]) -> str:
     """One line listing open gaps, for an 'insufficient evidence' answer."""
     return "; ".join(g.reason for g in gaps)
+
+
+def need_support(
+    items: Sequence[NeedItem], features: Sequence[PassageFeatures]
+) -> dict[str, float] | None:
+    """How well each passage serves the question's needs: its best need-item coverage.
+
+    Coverage is :func:`sealgraph.ledger.gaps.cover` in [0, 1] (1: the passage is about
+    a question entity, is the linked second hop, states the compared value...).
+    Relation words (``terms`` needs) are left out: every passage on the topic shares
+    some, distractors included.
+
+    Args:
+        items: The question's need items.
+        features: Features of the evidence passages.
+
+    Returns:
+        Chunk id to support, or None when no need item can tell the passages apart
+        (no item, or no passage covers any): packing then uses no support signal.
+
+    """
+    scored = [it for it in items if it.kind != "terms"]
+    if not scored:
+        return None
+    support = {f.chunk_id: max(cover(it, f, features, items) for it in scored) for f in features}
+    return support if any(support.values()) else None
 
 
 class OfflineReasoner:
@@ -31,6 +60,16 @@ class OfflineReasoner:
     """
 
     name = "offline"
+
+    def needs(
+        self,
+        question: str,
+        gazetteer: Gazetteer,
+        *,
+        time_left: float | None = None,
+    ) -> StepOutcome[QuestionNeeds]:
+        """Read N(q) from the question's form and the gazetteer (:func:`question_needs`)."""
+        return StepOutcome(question_needs(question, gazetteer))
 
     def extract(
         self,
@@ -51,9 +90,27 @@ class OfflineReasoner:
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
-    ) -> StepOutcome[list[Gap]]:
-        """Gaps are the need items the evidence does not cover."""
-        return StepOutcome(gap_spec(needs, items, features))
+    ) -> StepOutcome[Verdict]:
+        """Gaps are the need items the evidence does not cover; no support is judged here.
+
+        Need support comes from :meth:`support` when packing asks for it.
+        """
+        return StepOutcome(Verdict(tuple(gap_spec(needs, items, features))))
+
+    def support(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        *,
+        assessed: Mapping[str, float] | None = None,
+        time_left: float | None = None,
+    ) -> StepOutcome[dict[str, float] | None]:
+        """Each passage's best need-item coverage (:func:`need_support`).
+
+        The offline gate judges no support, so ``assessed`` is not used.
+        """
+        return StepOutcome(need_support(items, features))
 
     def plan(
         self,

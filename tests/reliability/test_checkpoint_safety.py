@@ -276,6 +276,15 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
     """A fake LLM giving schema-valid structured replies, so LLM mode really runs."""
     tool = requested_tool(body)
     args: dict[str, Any] = {
+        "NeedsReading": {
+            "answer_type": "place",
+            "hops": 2,
+            "structure": "bridge",
+            "entities": ["Northwind Studio"],
+            "options": [],
+            "answer_modifiers": [],
+            "compared_attribute": "",
+        },
         "Extraction": {
             "entities": [{"name": "Northwind Studio", "aliases": [], "passage": 1}],
             "relations": [
@@ -290,7 +299,7 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
                 {"entity": "Port Ellis", "type": "place", "value": "Valmora", "passage": 1}
             ],
         },
-        "Assessment": {"sufficient": True, "gaps": []},
+        "Assessment": {"sufficient": True, "gaps": [], "supporting": [1]},
         "QueryPlan": {"queries": []},
         "AnswerOut": {"answer": "Valmora [1]", "citations": [1], "insufficient": False},
     }.get(tool, {})

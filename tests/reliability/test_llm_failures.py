@@ -26,7 +26,7 @@ from sealgraph import build_graph
 from sealgraph.cli.ask_cmd import llm_fallbacks
 
 QUESTION = "Who designed the Lumen Lamp?"
-LLM_STEPS = {"extract", "assess", "plan", "generate"}
+LLM_STEPS = {"needs", "extract", "assess", "plan", "generate"}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def ask_graph(index, server: FakeOpenAI, **llm_settings):
 def assert_every_llm_step_fell_back(fallbacks, fragment: str) -> None:
     assert fallbacks, "no fallback reported"
     assert {f["step"] for f in fallbacks} <= LLM_STEPS
-    assert {"extract", "assess", "generate"} <= {f["step"] for f in fallbacks}
+    assert {"needs", "extract", "assess", "generate"} <= {f["step"] for f in fallbacks}
     for f in fallbacks:
         assert fragment in f["reason"], f
 
@@ -130,9 +130,9 @@ def test_an_endpoint_that_never_answers_is_bounded_by_the_run_deadline(
         )
     out = assert_completed(result, offline_answer)
     fallbacks = out["llm_fallbacks"]
-    # Extract and assess each spend their 2 s step bound (1 s × 2 attempts); then the
+    # Needs and extract each spend their 2 s step bound (1 s × 2 attempts); then the
     # run's 4 s are spent and every later step falls back without a call.
-    assert [f["step"] for f in fallbacks[:2]] == ["extract", "assess"]
+    assert [f["step"] for f in fallbacks[:2]] == ["needs", "extract"]
     assert all("timed out" in f["reason"].lower() for f in fallbacks[:2]), fallbacks
     assert fallbacks[2:] and all(f["reason"] == "run deadline spent" for f in fallbacks[2:])
     assert fallbacks[-1]["step"] == "generate"
@@ -150,7 +150,7 @@ def test_text_output_warns_once_on_stderr_when_steps_fell_back(index, tmp_path, 
     warnings = [line for line in result.err.splitlines() if "warning" in line]
     assert len(warnings) == 1, result.err
     assert warnings[0].startswith("sealgraph: warning: ")
-    assert "LLM steps fell back to the offline reasoner (extract: " in warnings[0]
+    assert "LLM steps fell back to the offline reasoner (needs: " in warnings[0]
     assert "500" in warnings[0]
 
 
@@ -208,7 +208,7 @@ def test_the_run_deadline_is_kept_per_run_in_the_graph_state(index, offline_answ
             assert values["answer"] == offline_answer
             spent = graph.get_state(config).values["llm_seconds"]
             assert 1.4 <= spent < 2.5, spent
-            # Extract: 2 attempts (its 1 s bound); assess: 1 attempt (0.5 s left); then
+            # Needs: 2 attempts (its 1 s bound); extract: 1 attempt (0.5 s left); then
             # nothing. The second run has its own account, not what the first one left.
             assert server.requests == 3 * run
             reasons = [f["reason"] for f in llm_fallbacks(values["seal_log"])]
@@ -224,7 +224,7 @@ def test_an_http_attempt_never_outlasts_what_is_left_of_the_run(index, offline_a
         took = time.monotonic() - start
     assert values["answer"] == offline_answer
     assert server.requests == 1
-    assert fallbacks[0]["step"] == "extract"
+    assert fallbacks[0]["step"] == "needs"
     assert "timed out" in fallbacks[0]["reason"].lower()
     assert {f["reason"] for f in fallbacks[1:]} == {"run deadline spent"}
     assert took < 5

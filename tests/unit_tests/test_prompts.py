@@ -16,6 +16,7 @@ from sealgraph.prompts import PROMPT_NAMES, fence, fence_attr, load_prompt, pass
 PROMPT_DIR = Path(sealgraph.prompts.__file__).parent
 
 PLACEHOLDERS = {
+    "needs": {"question"},
     "extract": {"question", "passages"},
     "assess": {"question", "ledger", "passages"},
     "micro_query": {"question", "gaps", "issued"},
@@ -66,6 +67,7 @@ def test_document_text_goes_inside_data_tags(name, tag):
 
 # Every block of quoted text, per prompt: (tag, placeholder inside it).
 BLOCKS = {
+    "needs": [("question", "question")],
     "extract": [("documents", "passages")],
     "assess": [("ledger", "ledger"), ("documents", "passages")],
     "micro_query": [("gaps", "gaps"), ("issued", "issued")],
