@@ -61,11 +61,12 @@ def test_text_is_kept_exactly_except_line_endings(tmp_path):
 
 def test_unknown_suffix_skipped_in_directory_but_read_when_named(tmp_path):
     write(tmp_path / "keep.md", "# Keep\n")
-    write(tmp_path / "data.csv", "a,b\n1,2\n")
+    write(tmp_path / "data.log", "a,b\n1,2\n")
     write(tmp_path / ".hidden.md", "# Hidden\n")
     assert [d.doc_id for d in load_documents(tmp_path)] == ["keep.md"]
-    (doc,) = load_documents(tmp_path / "data.csv")
-    assert doc.doc_id == "data.csv" and doc.text == "a,b\n1,2\n"
+    (doc,) = load_documents(tmp_path / "data.log")
+    assert doc.doc_id == "data.log" and doc.text == "a,b\n1,2\n"
+    assert doc.metadata["format"] == "text"
 
 
 def test_binary_file_skipped_with_warning(tmp_path):
@@ -93,7 +94,7 @@ def test_missing_path_is_an_input_error(tmp_path):
 @pytest.mark.parametrize("setup", ["empty", "only_skipped"])
 def test_no_documents_is_an_input_error(tmp_path, setup):
     if setup == "only_skipped":
-        write(tmp_path / "x.csv", "a")
+        write(tmp_path / "x.log", "a")
         write(tmp_path / "y.txt", b"\x00\x01")
     with pytest.raises(InputError, match="no documents found"):
         load_documents(tmp_path, warn=lambda _: None)

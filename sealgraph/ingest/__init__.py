@@ -1,4 +1,10 @@
-"""Load a user's documents: Markdown, plain text and JSON Lines.
+"""Load a user's documents: Markdown, MDX, reST, text, HTML, PDF, DOCX, XLSX, CSV, JSONL.
+
+Every file but JSON Lines becomes one document, through the loader of its format
+(:mod:`sealgraph.ingest.loaders`): structure (headings, pages, sheets) is written
+into the document text as Markdown headings, which chunking turns into section
+paths. Markdown front matter is parsed, not indexed. Formats that need a library
+(HTML, PDF, Word, Excel) name the extra that installs it when it is missing.
 
 Paths may be files or directories (walked recursively in sorted order, hidden
 entries skipped) so the same inputs always give the same documents in the same
@@ -22,9 +28,22 @@ from typing import Any
 
 from sealgraph.chunking import markdown_headings
 from sealgraph.errors import IngestError, InputError
+from sealgraph.ingest.loaders import (
+    FORMATS,
+    PLAIN_TEXT,
+    Format,
+    Loaded,
+    LoadError,
+    MissingExtraError,
+    Source,
+    WarnFn,
+    format_for,
+)
 from sealgraph.types import Document
 
 __all__ = [
+    "FORMATS",
+    "INDEX_PAGE_STEMS",
     "MARKDOWN_SUFFIXES",
     "SUPPORTED_SUFFIXES",
     "Corpus",
@@ -38,13 +57,13 @@ __all__ = [
     "warn_stderr",
 ]
 
-WarnFn = Callable[[str], None]
-"""Warning callback: receives one line per recoverable problem."""
-
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
-"""File suffixes read as Markdown."""
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | {".txt", ".jsonl"}
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+"""File suffixes read as Markdown (MDX with its imports and components removed)."""
+SUPPORTED_SUFFIXES = frozenset({s for fmt in FORMATS for s in fmt.suffixes} | {".jsonl"})
 """File suffixes picked up when walking a directory; others there are skipped."""
+
+INDEX_PAGE_STEMS = frozenset({"index", "_index", "readme"})
+"""File stems (any case) of a folder's landing page: titled by the folder when untitled."""
 
 MAX_JSON_DEPTH = 100
 """Deepest nesting of lists and objects accepted in a JSONL line."""
@@ -83,11 +102,13 @@ def load_documents(
 
     Args:
         paths: One path or several. Directories are walked recursively; inside them
-            only ``.md``, ``.markdown``, ``.txt`` and ``.jsonl`` files are read. A file
+            only files with a suffix in :data:`SUPPORTED_SUFFIXES` are read. A file
             named explicitly with any other suffix is read as plain text.
-        warn: Called with one line per recoverable problem (a binary or unreadable
-            file skipped, an unreadable folder skipped, a symlink loop broken, bytes
-            that are not UTF-8). Defaults to printing on stderr.
+        warn: Called with one line per recoverable problem (a binary, unreadable or
+            damaged file skipped, a file skipped because its format's extra is not
+            installed, an unreadable folder skipped, a symlink loop broken, bytes
+            that are not UTF-8, front matter kept as text). Defaults to printing on
+            stderr.
 
     Returns:
         The documents, in a deterministic order (inputs in the given order, files
@@ -97,7 +118,9 @@ def load_documents(
         InputError: A path does not exist, a file named explicitly cannot be read,
             or no document was found at all.
         IngestError: A JSONL line is malformed (or nested more than
-            :data:`MAX_JSON_DEPTH` deep), or two inputs claim the same id.
+            :data:`MAX_JSON_DEPTH` deep), two inputs claim the same id, or a file
+            named explicitly is damaged or needs an extra that is not installed
+            (``reading report.pdf needs the pdf extra: pip install 'sealgraph[pdf]'``).
 
     """
     return load_corpus(paths, warn=warn).documents
@@ -113,10 +136,13 @@ def load_corpus(
     loader = _Loader(warn)
     for root, file, explicit in _iter_input_files(_as_path_list(paths), warn):
         loader.load_file(root, file, explicit=explicit)
+    loader.warn_missing_extras()
     if not loader.documents:
         shown = ", ".join(str(p) for p in _as_path_list(paths)) or "(no paths given)"
+        suffixes = sorted(SUPPORTED_SUFFIXES)
         raise InputError(
-            f"no documents found in {shown} (sealgraph reads .md, .markdown, .txt and .jsonl files)"
+            f"no documents found in {shown} (sealgraph reads {', '.join(suffixes[:-1])} and "
+            f"{suffixes[-1]} files)"
         )
     return Corpus(documents=loader.documents, sources=loader.sources)
 
@@ -174,12 +200,16 @@ class _Loader:
         self._ids: dict[str, str] = {}  # doc_id -> where it came from
         self._qa_seen: set[tuple[str, str]] = set()
         self._files_seen: set[Path] = set()
+        self._missing_extras: dict[str, list[Path]] = {}  # extra -> files skipped for it
 
     def load_file(self, root: Path, file: Path, *, explicit: bool) -> None:
         resolved = file.resolve()
         if resolved in self._files_seen:  # the same file named twice (dir and file)
             return
         self._files_seen.add(resolved)
+        suffix = file.suffix.lower()
+        # JSONL, and a file named explicitly whose suffix is not known, are text.
+        fmt = format_for(suffix) or PLAIN_TEXT
         try:
             data = file.read_bytes()
         except OSError as exc:
@@ -187,17 +217,18 @@ class _Loader:
                 raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
             self.warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
             return
-        if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        if not fmt.binary and b"\x00" in data[:_BINARY_SNIFF_BYTES]:
             self.warn(f"skipped binary file {file}")
             return
-        text = _decode(data, file, warn=self.warn)
         before = len(self.documents)
         rel = file.relative_to(root).as_posix()
-        suffix = file.suffix.lower()
         if suffix == ".jsonl":
-            self._load_jsonl(text, file, rel)
+            self._load_jsonl(_decode(data, file, warn=self.warn), file, rel)
         else:
-            self._load_text_file(text, file, rel, markdown=suffix in MARKDOWN_SUFFIXES)
+            loaded = self._convert(fmt, file, data, explicit=explicit)
+            if loaded is None:
+                return
+            self._add_loaded(fmt, loaded, file, rel)
         self.sources.append(
             SourceFile(
                 path=resolved.as_posix(),
@@ -205,6 +236,64 @@ class _Loader:
                 n_documents=len(self.documents) - before,
             )
         )
+
+    def _convert(self, fmt: Format, file: Path, data: bytes, *, explicit: bool) -> Loaded | None:
+        """Run the format's loader; None when the file is skipped (with a warning)."""
+        source = Source(file=file, data=data, warn=self.warn, decode=self._decoder(file))
+        try:
+            return fmt.load(source)
+        except MissingExtraError as exc:
+            if explicit:
+                raise IngestError(exc.for_file(file)) from None
+            skipped = self._missing_extras.setdefault(exc.extra, [])
+            if not skipped:
+                self.warn(
+                    f"skipped {file}: reading {file.suffix.lower()} files {exc}; every file "
+                    "that needs it is skipped"
+                )
+            skipped.append(file)
+            return None
+        except LoadError as exc:
+            if explicit:
+                raise IngestError(f"cannot read {file}: {exc}") from None
+            self.warn(f"skipped {file}: {exc}")
+            return None
+
+    def _decoder(self, file: Path) -> Callable[[bytes], str]:
+        return lambda data: _decode(data, file, warn=self.warn)
+
+    def warn_missing_extras(self) -> None:
+        """Warn once more per missing extra that made several files be skipped."""
+        for extra, files in self._missing_extras.items():
+            if len(files) > 1:
+                kinds = ", ".join(sorted({f.suffix.lower() for f in files}))
+                self.warn(
+                    f"skipped {len(files)} {kinds} files in all: the {extra} extra is not "
+                    f"installed (pip install 'sealgraph[{extra}]')"
+                )
+
+    def _add_loaded(self, fmt: Format, loaded: Loaded, file: Path, rel: str) -> None:
+        # Offsets refer to this normalised text; CR line ends carry no meaning.
+        text = loaded.text.replace("\r\n", "\n").replace("\r", "\n")
+        if not text.strip():
+            reason = loaded.empty_reason
+            self.warn(f"skipped {file}: {reason}" if reason else f"skipped empty file {file}")
+            return
+        title = loaded.title
+        if not title and fmt.title_from_h1:
+            first_h1 = next((h for h in markdown_headings(text) if h.level == 1), None)
+            if first_h1 is not None:
+                title = first_h1.text
+        if not title:
+            title = _fallback_title(file)
+        doc = Document(
+            doc_id=rel,
+            title=title,
+            text=text,
+            source=str(file),
+            metadata={"format": fmt.name, **loaded.metadata},
+        )
+        self._add(doc, str(file))
 
     def _add(self, doc: Document, where: str) -> None:
         if doc.doc_id in self._ids:
@@ -214,26 +303,6 @@ class _Loader:
             )
         self._ids[doc.doc_id] = where
         self.documents.append(doc)
-
-    def _load_text_file(self, text: str, file: Path, rel: str, *, markdown: bool) -> None:
-        # Offsets refer to this normalised text; CR line ends carry no meaning.
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if not text.strip():
-            self.warn(f"skipped empty file {file}")
-            return
-        title = file.stem
-        if markdown:
-            first_h1 = next((h for h in markdown_headings(text) if h.level == 1), None)
-            if first_h1 is not None:
-                title = first_h1.text
-        doc = Document(
-            doc_id=rel,
-            title=title,
-            text=text,
-            source=str(file),
-            metadata={"format": "markdown" if markdown else "text"},
-        )
-        self._add(doc, str(file))
 
     def _load_jsonl(self, text: str, file: Path, rel: str) -> None:
         for line_no, record in _iter_json_lines(text, file):
@@ -270,6 +339,19 @@ class _Loader:
             metadata={"format": "qa", "sentence_spans": spans},
         )
         self._add(doc, where)
+
+
+def _fallback_title(file: Path) -> str:
+    """Title of a file that gives none: its stem, or its folder's name for a landing page.
+
+    ``docs/install/index.mdx`` is titled ``install``, not ``index``: a docs site
+    has one ``index`` page per folder.
+    """
+    if file.stem.lower() in INDEX_PAGE_STEMS:
+        folder = file.absolute().parent.name
+        if folder:
+            return folder
+    return file.stem
 
 
 def _generic_document(record: dict[str, Any], rel: str, line_no: int, where: str) -> Document:

@@ -1,0 +1,107 @@
+"""PDF: the text layer of each page, under a ``# Page N`` heading (extra ``pdf``: pypdf).
+
+Each page with text becomes a section ``Page N`` (N counts the file's pages from
+1, whatever the printed page labels say), so chunks never span pages and a
+citation names its page. The title is the PDF's own ``/Title`` when it has a real
+one (not empty, not a file name, ``Microsoft Word - `` prefix dropped), else the
+caller's choice. Scanned pages have no text layer: a PDF with no text at all is
+skipped with a warning (OCR it first). A page whose text cannot be extracted is
+skipped with a warning; a file pypdf cannot open, or encrypted with a password,
+cannot be read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from sealgraph.ingest.loaders.base import (
+    Loaded,
+    LoadError,
+    MissingExtraError,
+    Source,
+    escape_markdown,
+)
+
+__all__ = ["load_pdf"]
+
+_TRAILING_SPACE_RE = re.compile(r"[ \t]+\n")
+_BLANK_RUN_RE = re.compile(r"\n{3,}")
+_FILE_NAME_TITLE_RE = re.compile(r"\.(?:pdf|docx?|odt|rtf|tex|txt|pptx?|xlsx?|indd|qxd)$", re.I)
+
+
+def load_pdf(source: Source) -> Loaded:
+    """Load a PDF's text, one ``# Page N`` section per page that has text."""
+    try:
+        import pypdf
+    except ImportError:
+        raise MissingExtraError("pdf", "pypdf") from None
+    parts: list[str] = []
+    with _quiet_pypdf():
+        reader = _open(pypdf, source.data)
+        n_pages = len(reader.pages)
+        for number in range(1, n_pages + 1):
+            try:
+                text = reader.pages[number - 1].extract_text() or ""
+            except Exception as exc:  # pypdf on a damaged page: lose the page, not the file
+                source.warn(
+                    f"{source.file}: skipped page {number}, its text cannot be read ({exc})"
+                )
+                continue
+            text = _clean(text)
+            if text:
+                parts.append(f"# Page {number}\n\n{escape_markdown(text)}\n")
+        title = _title(reader)
+    metadata: dict[str, Any] = {"pages": n_pages}
+    if not parts:
+        return Loaded("", title, metadata, "no text could be extracted (a scanned PDF needs OCR)")
+    return Loaded("\n".join(parts), title, metadata)
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """Silence pypdf's log (it reports every repaired glitch) while a file is read."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _open(pypdf: Any, data: bytes) -> Any:
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise LoadError("it is encrypted with a password")
+        _ = len(reader.pages)  # parse the page tree now, inside this try
+    except LoadError:
+        raise
+    except Exception as exc:  # pypdf raises many types on damaged files
+        raise LoadError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    return reader
+
+
+def _clean(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = _TRAILING_SPACE_RE.sub("\n", text)
+    return _BLANK_RUN_RE.sub("\n\n", text).strip()
+
+
+def _title(reader: Any) -> str | None:
+    try:
+        raw = reader.metadata.title if reader.metadata is not None else None
+    except Exception:  # a damaged info dictionary: no title
+        return None
+    if not isinstance(raw, str):
+        return None
+    title = " ".join(raw.split())
+    title = title.removeprefix("Microsoft Word - ")
+    if not title or title.lower() in {"untitled", "title"} or _FILE_NAME_TITLE_RE.search(title):
+        return None
+    return title
