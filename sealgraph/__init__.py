@@ -10,18 +10,29 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["SealConfig", "__version__", "build_graph", "build_index", "load_index"]
+__all__ = [
+    "SealConfig",
+    "SealRetriever",
+    "__version__",
+    "build_graph",
+    "build_index",
+    "load_index",
+    "make_tool",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.config import SealConfig
     from sealgraph.graph.builder import build_graph
     from sealgraph.index import build_index, load_index
+    from sealgraph.langchain import SealRetriever, make_tool
 
 _LAZY = {
     "SealConfig": "sealgraph.config",
     "build_graph": "sealgraph.graph.builder",
     "build_index": "sealgraph.index",
     "load_index": "sealgraph.index",
+    "SealRetriever": "sealgraph.langchain",
+    "make_tool": "sealgraph.langchain",
 }
 
 

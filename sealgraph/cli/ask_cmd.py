@@ -19,11 +19,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sealgraph.cli._env import INDEX_ENV, add_index_argument, index_arg, run_index_arg
 from sealgraph.errors import InputError
 
 _ASK_DESCRIPTION = """\
-Answer QUESTION over the index in --index DIR with the SEAL graph (offline by
-default; --llm uses an OpenAI-compatible model configured with --set llm.*).
+Answer QUESTION over the index in --index DIR (default: $SEALGRAPH_INDEX) with
+the SEAL graph (offline by default; --llm uses an OpenAI-compatible model
+configured with --set llm.*).
 Progress goes to stderr, one line per node; the answer, its citations and a
 per-step trace go to stdout (or one JSON object with --json, whose llm_fallbacks
 lists the LLM steps that fell back to the offline reasoner and why). The run is
@@ -51,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ask.add_argument("question", metavar="QUESTION", help="the question to answer")
-    ask.add_argument("--index", required=True, metavar="DIR", help="index directory")
+    add_index_argument(ask, "index directory")
     ask.add_argument("--k", type=int, metavar="N", help="evidence-set size (config k)")
     ask.add_argument("--max-loops", type=int, metavar="L", help="loop budget (config max_loops)")
     ask.add_argument("--budget", type=int, metavar="TOKENS", help="context token budget")
@@ -69,7 +71,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     resume.add_argument("thread", metavar="THREAD", help="thread id of the run")
     _add_db(resume)
-    resume.add_argument("--index", metavar="DIR", help="index directory (default: the run's)")
+    resume.add_argument(
+        "--index",
+        metavar="DIR",
+        help=f"index directory (default: the run's own; ${INDEX_ENV} for a run that recorded none)",
+    )
     _add_output(resume)
     resume.set_defaults(func=run_resume)
 
@@ -79,7 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=_DEMO_DESCRIPTION,
     )
     demo.add_argument(
-        "--index", metavar="DIR", help="where to keep the demo index (default: user cache)"
+        "--index",
+        metavar="DIR",
+        help=f"where to keep the demo index (default: user cache; ${INDEX_ENV} is not used)",
     )
     demo.add_argument(
         "--embedder",
@@ -170,7 +178,7 @@ def run_ask(args: argparse.Namespace) -> int:
 
     question = validate_question(args.question)
     overrides = _ask_overrides(args)
-    index_dir = Path(args.index)
+    index_dir = Path(index_arg(args))
     index = load_index(index_dir)
     thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
     with open_checkpointer(args.db) as checkpointer:
@@ -208,7 +216,8 @@ def run_resume(args: argparse.Namespace) -> int:
 
     thread_id = validate_thread_id(args.thread)
     with open_checkpointer(args.db, create=False) as checkpointer:
-        graph, origin = graph_for_thread(checkpointer, thread_id, index_override=args.index)
+        index = run_index_arg(checkpointer, thread_id, args.index)
+        graph, origin = graph_for_thread(checkpointer, thread_id, index_override=index)
         main, _ = thread_branches(graph, thread_id)
         latest = graph.get_state({"configurable": {"thread_id": thread_id}})
         # Pin the run's last checkpoint only when a replay wrote newer ones: pinning

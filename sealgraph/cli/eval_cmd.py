@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sealgraph.cli._env import INDEX_ENV, env_index
 from sealgraph.errors import InputError
 
 _DESCRIPTION = """\
@@ -14,7 +15,8 @@ token budget. Two formats, told apart by the first line of --questions:
     is the union of the paragraphs of --questions and every --pool file.
   questions about a corpus folder (id, question, answer or null, type,
     gold_documents, gold_spans with character offsets): give the folder with
-    --corpus DIR, or only --index DIR of an index built from it.
+    --corpus DIR, or only --index DIR of an index built from it (default:
+    $SEALGRAPH_INDEX, used only for such questions without --corpus).
 
 The index is cached by content (in $SEALGRAPH_CACHE_DIR or the user cache dir)
 unless --index is given. --split a|b keeps one half of the questions (by a hash
@@ -87,7 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="L",
         help="loop budget of the graph methods (default: the config's max_loops)",
     )
-    parser.add_argument("--index", metavar="DIR", help="load or build the index in DIR")
+    parser.add_argument(
+        "--index",
+        metavar="DIR",
+        help=f"load or build the index in DIR (default: the cache; ${INDEX_ENV} for "
+        "questions about a corpus given without --corpus)",
+    )
     parser.add_argument(
         "--embedder",
         default="auto",
@@ -131,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         budget=args.budget,
         max_loops=args.max_loops,
-        index_dir=args.index,
+        index_dir=eval_index_arg(args),
         embedder=args.embedder,
         overrides=parse_set_args(args.overrides),
         sweep_k=parse_int_list("--sweep-k", args.sweep_k),
@@ -149,6 +156,23 @@ def run(args: argparse.Namespace) -> int:
     )
     print(format_table(report["methods"], table_columns(report["format"])))
     return 0
+
+
+def eval_index_arg(args: argparse.Namespace) -> str | None:
+    """Return ``--index``, else ``$SEALGRAPH_INDEX`` for corpus questions without ``--corpus``.
+
+    Everywhere else the variable is ignored: a multi-hop QA set or a ``--corpus``
+    folder builds its own index (cached by content), which must never be written
+    into, or checked against, the index the variable names.
+    """
+    if args.index is not None or args.corpus is not None:
+        return args.index
+    value = env_index()
+    if value is None:
+        return None
+    from sealgraph.eval.corpus_questions import detect_format
+
+    return value if detect_format(args.questions) == "corpus" else None
 
 
 def parse_int_list(flag: str, text: str | None) -> list[int]:

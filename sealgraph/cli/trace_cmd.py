@@ -73,7 +73,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="config override for the fork, e.g. k=5 (repeatable)",
     )
     _add_db(replay)
-    replay.add_argument("--index", metavar="DIR", help="index directory (default: the run's)")
+    replay.add_argument(
+        "--index",
+        metavar="DIR",
+        help="index directory (default: the run's own; $SEALGRAPH_INDEX for a run that "
+        "recorded none)",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     replay.set_defaults(func=run_replay)
 
@@ -152,6 +157,7 @@ def run_replay(args: argparse.Namespace) -> int:
         validate_thread_id,
     )
     from sealgraph.audit.timeline import progress_line
+    from sealgraph.cli._env import run_index_arg
 
     thread_id = validate_thread_id(args.thread)
     overrides = parse_overrides(args.overrides)
@@ -160,8 +166,9 @@ def run_replay(args: argparse.Namespace) -> int:
         print(progress_line(node, events), file=sys.stderr, flush=True)
 
     with open_checkpointer(args.db, create=False) as checkpointer:
+        index = run_index_arg(checkpointer, thread_id, args.index)
         graph, origin = graph_for_thread(
-            checkpointer, thread_id, index_override=args.index, extra_overrides=overrides
+            checkpointer, thread_id, index_override=index, extra_overrides=overrides
         )
         config = run_config(thread_id, index=origin.index, llm=origin.llm)
         result = fork_run(graph, config, args.from_step, overrides, on_node=progress)

@@ -16,12 +16,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from sealgraph.config import SealConfig
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
+from sealgraph.lexicon import lexicon_of, use_lexicon
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
 from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
@@ -35,7 +37,10 @@ def _node(fn, default: SealContext):
         state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]
     ) -> dict[str, Any]:
         ctx, cfg = resolve(state, runtime, default)
-        return fn(state, ctx, cfg, config)
+        # The run reads in the index's language (the config's for an index that
+        # records none): every node sets it, whatever thread LangGraph runs it on.
+        with use_lexicon(lexicon_of(ctx.index, cfg.lexicon)):
+            return fn(state, ctx, cfg, config)
 
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
@@ -85,9 +90,11 @@ def build_graph(
         name: Name of the compiled graph (shown when used as a subgraph).
 
     Returns:
-        A compiled graph: ``graph.invoke({"question": ...})`` returns ``answer``,
-        ``citations``, ``evidence``, ``context``, ``context_tokens``, ``loops``,
-        ``gaps`` and ``seal_log``.
+        A compiled graph (a :class:`SealGraph`, i.e. a LangGraph
+        ``CompiledStateGraph``): ``graph.invoke({"question": ...})`` returns
+        ``answer``, ``citations``, ``evidence``, ``context``, ``context_tokens``,
+        ``loops``, ``gaps`` and ``seal_log``; ``graph.as_tool()`` is a LangChain
+        tool taking ``{"question": str}``.
 
     Raises:
         InputError: ``index`` is neither a directory nor a sealgraph index (for
@@ -107,7 +114,45 @@ def build_graph(
     default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
 
     graph = seal_state_graph(lambda fn: _node(fn, default))
-    return graph.compile(checkpointer=checkpointer, name=name)
+    compiled = graph.compile(checkpointer=checkpointer, name=name)
+    # StateGraph.compile always makes a CompiledStateGraph; only as_tool differs.
+    compiled.__class__ = SealGraph
+    return compiled
+
+
+class SealGraph(CompiledStateGraph):
+    """The graph :func:`build_graph` returns: a ``CompiledStateGraph`` with a working ``as_tool``.
+
+    LangChain's ``Runnable.as_tool()`` derives a compiled graph's tool arguments
+    from the input ``TypedDict``'s type hints and marks every key required,
+    ``NotRequired`` ones included, so on a plain compiled graph the tool refuses
+    ``{"question": ...}`` (``config: Field required``). This subclass changes
+    nothing else (copies and ``with_config`` keep the class).
+    """
+
+    def as_tool(
+        self,
+        args_schema: Any = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+    ) -> Any:
+        """Return the graph as a LangChain tool taking ``{"question": str}``.
+
+        Without ``args_schema`` or ``arg_types`` this is
+        :func:`sealgraph.langchain.make_tool` on this graph (named after the graph
+        unless ``name`` is given): the answer with its citations as content, the
+        evidence as ``Document`` artifacts. With either, LangChain's generic
+        ``Runnable.as_tool`` applies.
+        """
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(
+                args_schema, name=name, description=description, arg_types=arg_types
+            )
+        from sealgraph.langchain import make_tool
+
+        return make_tool(self, name=name or self.get_name(), description=description)
 
 
 NODE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {

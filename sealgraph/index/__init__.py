@@ -12,6 +12,8 @@ An index directory holds::
     lexical/           BM25 (bm25s arrays as .npy without pickle, JSON vocabulary)
     dense.faiss        FAISS IndexFlatIP over unit vectors (only with an embedder)
     vectors.npy        the same vectors as float32
+    derived/           caches users of the index compute from it (written after the
+                       build, not in the manifest; see :mod:`sealgraph.index.derived`)
 
 Everything is loaded into memory at load time; afterwards an :class:`Index` is
 read-only, so it is safe to share between threads. Builds of one directory take
@@ -32,29 +34,39 @@ from typing import Any
 import numpy as np
 
 from sealgraph.config import RetrievalConfig
-from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
+from sealgraph.errors import (
+    EmbedderMismatchError,
+    IndexCorruptError,
+    InputError,
+    StaleTokenizerError,
+)
 from sealgraph.index._build import (
     DEFAULT_LOCK_TIMEOUT_S,
+    LEGACY_FILES,
     ProgressFn,
     build_index_dir,
     indexed_text,
+    manifest_lexicon,
+    refresh_lexical_dir,
     restore_interrupted,
 )
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
-from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, TOKENIZER_VERSION, LexicalIndex
+from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, LexicalIndex
 from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
+    LANGCHAIN_PREFIX,
     Embedder,
+    as_embedder,
     check_embedder_ready,
     normalize_rows,
     resolve_embedder,
 )
 from sealgraph.index.protocol import SearchIndex
 from sealgraph.ingest import WarnFn, warn_stderr
-from sealgraph.ledger.knowledge import TABLES_FILE
+from sealgraph.lexicon import Lexicon, get_lexicon
 from sealgraph.text import normalize_name
 from sealgraph.types import Chunk, Document, Hit
 
@@ -66,10 +78,12 @@ __all__ = [
     "indexed_text",
     "load_index",
     "reciprocal_rank_fusion",
+    "refresh_lexical",
 ]
 
-PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Iterable[Document]
-"""What :func:`build_index` indexes: one path, several paths, or documents."""
+PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Iterable[Any]
+"""What :func:`build_index` indexes: one path, several paths, or documents (sealgraph
+:class:`Document` or LangChain ``Document`` objects)."""
 
 _QUERY_CACHE_SIZE = 2048
 _warned_once: set[str] = set()
@@ -79,7 +93,7 @@ def build_index(
     paths_or_documents: PathsOrDocuments,
     index_dir: str | os.PathLike[str],
     *,
-    embedder: str | Embedder | None = "auto",
+    embedder: str | Embedder | Any | None = "auto",
     max_chunk_tokens: int | None = None,
     encoding: str | None = None,
     replace: bool = False,
@@ -87,6 +101,7 @@ def build_index(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     progress: ProgressFn | None = None,
     warn: WarnFn | None = None,
+    lexicon: str | Lexicon | None = None,
 ) -> Index:
     """Build an index, or add documents to an existing one, and return it loaded.
 
@@ -108,10 +123,14 @@ def build_index(
 
     Args:
         paths_or_documents: A path, several paths (files or folders; see
-            :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects.
+            :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects
+            (LangChain ``Document`` objects too: see
+            :func:`sealgraph.langchain.documents_from_langchain` for their ids and titles).
         index_dir: Directory of the index; created, added to, or replaced.
         embedder: ``"auto"``, ``"local"``, ``"none"``, ``"openai:<model>"``, an
-            :class:`Embedder`, or None for lexical retrieval only. Into an existing
+            :class:`Embedder`, any LangChain ``Embeddings`` (wrapped in a
+            :class:`~sealgraph.index.embedders.LangChainEmbedder`; load the index
+            later with the same embeddings), or None for lexical retrieval only. Into an existing
             index (without ``force``), ``"auto"`` is that index's embedder if it
             can be loaded here.
         max_chunk_tokens: Most tokens per chunk (a longer single sentence is cut into
@@ -128,6 +147,12 @@ def build_index(
             on stderr for stages that take a while (a bar on a terminal, a plain
             line every 10 s otherwise).
         warn: Called with one line per warning; defaults to stderr.
+        lexicon: The language the index is read in (:mod:`sealgraph.lexicon`): a
+            :class:`~sealgraph.lexicon.Lexicon`, ``"english"`` or a
+            ``"package.module:NAME"`` path (the config's ``lexicon``). None: the
+            existing index's (without ``force``), else English. Chunking and BM25
+            use it, and so does what a reasoner derives from the index (the offline
+            reasoner's corpus tables); the manifest records it (``lexicon``).
 
     Returns:
         The new index.
@@ -139,13 +164,16 @@ def build_index(
         EmbedderMismatchError: ``index_dir`` holds an index of another embedder.
         IndexCorruptError: Adding to an index whose documents cannot be read back
             (rebuild it with ``replace=True``).
-        ConfigError: The embedder cannot work here (an OpenAI model without API key).
+        ConfigError: The embedder cannot work here (an OpenAI model without API key),
+            or the lexicon is unknown.
         TokenizerError: The tiktoken encoding cannot be loaded.
         SealgraphError: Another build of ``index_dir`` ran longer than ``lock_timeout``.
 
     """
+    if embedder is not None and not isinstance(embedder, str):
+        embedder = as_embedder(embedder)  # a LangChain Embeddings gets a name and a dim
     return build_index_dir(
-        paths_or_documents,
+        _langchain_documents_converted(paths_or_documents),
         Path(index_dir),
         embedder=embedder,
         max_chunk_tokens=max_chunk_tokens,
@@ -158,14 +186,72 @@ def build_index(
         finish=lambda path, used: load_index(
             path, embedder=used if used is not None else "none", warn=warn
         ),
+        lexicon=lexicon,
     )
+
+
+def refresh_lexical(
+    index_dir: str | os.PathLike[str],
+    *,
+    embedder: str | Embedder | Any | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    warn: WarnFn | None = None,
+) -> Index:
+    """Rebuild an index's lexical part (BM25) and return the index loaded.
+
+    For an index whose tokenizer is stale (:class:`~sealgraph.errors.StaleTokenizerError`:
+    it was built by a sealgraph that stemmed or tokenized otherwise): the stored
+    chunks are tokenized again with the index's lexicon; documents, chunks and
+    vectors are kept, nothing is embedded again. Atomic like a build.
+
+    Args:
+        index_dir: The index directory.
+        embedder: Query embedder, as for :func:`load_index`.
+        lock_timeout: Seconds to wait for another build of ``index_dir`` to finish.
+        warn: Called with one line per warning (defaults to stderr).
+
+    Raises:
+        IndexCorruptError: No index there, or its kept files are damaged.
+        ConfigError: The lexicon the index records cannot be found.
+
+    """
+    return refresh_lexical_dir(
+        Path(index_dir),
+        lock_timeout=lock_timeout,
+        warn=warn,
+        finish=lambda path: load_index(path, embedder=embedder, warn=warn),
+    )
+
+
+def _langchain_documents_converted(inputs: Any) -> Any:
+    """Return ``inputs`` with LangChain ``Document`` objects turned into sealgraph ones.
+
+    Paths and sealgraph documents pass through unchanged (an iterator is read into
+    a list once); langchain_core is only imported when something else is given.
+    """
+    if isinstance(inputs, str | os.PathLike | Document) or not isinstance(inputs, Iterable):
+        return inputs
+    if hasattr(inputs, "page_content"):  # one LangChain document (a pydantic model iterates)
+        inputs = [inputs]
+    items = list(inputs)
+    if all(isinstance(item, str | os.PathLike | Document) for item in items):
+        return items
+    from langchain_core.documents import Document as LangChainDocument
+
+    from sealgraph.langchain import documents_from_langchain
+
+    converted = iter(
+        documents_from_langchain([i for i in items if isinstance(i, LangChainDocument)])
+    )
+    return [next(converted) if isinstance(i, LangChainDocument) else i for i in items]
 
 
 def load_index(
     index_dir: str | os.PathLike[str],
     *,
-    embedder: str | Embedder | None = None,
+    embedder: str | Embedder | Any | None = None,
     warn: WarnFn | None = None,
+    lexicon: str | Lexicon | None = None,
 ) -> Index:
     """Load and verify an index.
 
@@ -173,8 +259,14 @@ def load_index(
         index_dir: The index directory.
         embedder: Query embedder. None uses the one recorded in the manifest
             (loaded lazily on the first dense query); ``"none"`` disables dense
-            search; an :class:`Embedder` or spec must have the manifest's name.
+            search; an :class:`Embedder`, spec or LangChain ``Embeddings`` must
+            have the manifest's name (an index built with LangChain embeddings
+            needs them passed again here; without them dense search is disabled,
+            with a warning).
         warn: Called with one line per warning (defaults to stderr).
+        lexicon: The lexicon to read the index with; None: the one its manifest
+            records (``"english"`` for indexes that predate lexicons). Its tokenizer
+            must be the one the index was built with.
 
     An index that a build moved aside and could not put back before it died
     (``.NAME.old-*`` beside a missing ``index_dir``) is restored first, with a
@@ -182,6 +274,10 @@ def load_index(
 
     Raises:
         IndexCorruptError: No index there, or a file is missing, changed or unreadable.
+        StaleTokenizerError: The index's lexical part was built with another
+            tokenizer (an older sealgraph's stemmer, or another lexicon): rebuild it
+            with :func:`refresh_lexical` (``sealgraph index --index DIR``), which
+            embeds nothing again.
         EmbedderMismatchError: ``embedder`` is not the one the index was built with.
         ConfigError: The index's embedder cannot work here (an OpenAI model without
             an API key); the message names the variable to set.
@@ -195,12 +291,13 @@ def load_index(
     required = [DOCSTORE_FILE, *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES)]
     if info:
         required.extend(DENSE_FILES)
-    if TABLES_FILE in manifest["files"]:  # optional: indexes built by earlier versions lack it
-        required.append(TABLES_FILE)
+    # Files of earlier versions (the offline reasoner's tables) are checked when listed.
+    required.extend(name for name in LEGACY_FILES if name in manifest["files"])
     verify_files(path, manifest, tuple(required))
+    lex = get_lexicon(lexicon if lexicon is not None else manifest_lexicon(manifest))
     try:
         documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)
-        lexical = LexicalIndex.load(path / LEXICAL_DIR)
+        lexical = LexicalIndex.load(path / LEXICAL_DIR, lex)
         dense = DenseIndex.load(path) if info else None
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
@@ -218,11 +315,11 @@ def load_index(
             f"`sealgraph index PATH --index {path} --replace`"
         )
     built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
-    if built_with != TOKENIZER_VERSION:
-        raise IndexCorruptError(
+    if built_with != lex.tokenizer_version:
+        raise StaleTokenizerError(
             f"the index at {path} was built with lexical tokenizer {built_with}, this "
-            f"sealgraph uses {TOKENIZER_VERSION}; rebuild it with `sealgraph index PATH "
-            f"--index {path}`"
+            f"sealgraph uses {lex.tokenizer_version}; rebuild its lexical part (nothing is "
+            f"embedded again) with `sealgraph index --index {path}`"
         )
     query_embedder = _query_embedder(info, embedder, path, warn) if dense is not None else None
     return Index(
@@ -254,13 +351,18 @@ def _query_embedder(
             )
             if name and name.startswith("sentence-transformers/"):
                 message += f"; enable it with {ENABLE_DENSE_HINT}"
+            elif name and name.startswith(LANGCHAIN_PREFIX):
+                message += (
+                    "; pass the LangChain embeddings it was built with: "
+                    "load_index(path, embedder=embeddings)"
+                )
             if message not in _warned_once:
                 _warned_once.add(message)
                 warn(message)
         # Available but not usable (no API key): say so now, not inside a graph node.
         check_embedder_ready(resolved)
         return resolved
-    resolved = resolve_embedder(embedder) if isinstance(embedder, str) else embedder
+    resolved = as_embedder(embedder)
     if resolved is None or resolved.name != name:
         got = resolved.name if resolved is not None else "none"
         raise EmbedderMismatchError(
@@ -293,6 +395,7 @@ class Index:
         self._manifest = manifest
         self._chunks = list(chunks)
         self._lexical = lexical
+        self._lexicon = lexical.lexicon
         self._dense = dense
         self._query_embedder = query_embedder
         self._titles = [(d.doc_id, d.title) for d in documents]
@@ -307,7 +410,7 @@ class Index:
     def _build_name_lookup(self) -> dict[str, tuple[str, ...]]:
         by_title: dict[str, list[str]] = {}
         for doc_id, title in self._titles:
-            key = normalize_name(title)
+            key = normalize_name(title, self._lexicon)
             if key:
                 by_title.setdefault(key, []).extend(
                     self._chunks[row].chunk_id for row in self._doc_rows.get(doc_id, ())
@@ -315,7 +418,7 @@ class Index:
         by_heading: dict[str, list[str]] = {}
         for chunk in self._chunks:
             if chunk.section:
-                key = normalize_name(chunk.section[-1])
+                key = normalize_name(chunk.section[-1], self._lexicon)
                 if key:
                     by_heading.setdefault(key, []).append(chunk.chunk_id)
         names: dict[str, tuple[str, ...]] = {}
@@ -358,6 +461,11 @@ class Index:
         """Name of the embedder the stored vectors come from (None if there are none)."""
         info = self._manifest.get("embedder")
         return info.get("name") if info else None
+
+    @property
+    def lexicon(self) -> Lexicon:
+        """The lexicon the index was built with; runs over the index read with it."""
+        return self._lexicon
 
     @property
     def encoding(self) -> str:
@@ -417,7 +525,7 @@ class Index:
         First every chunk of each document whose title matches (documents in order),
         then every other chunk whose own section heading matches.
         """
-        key = normalize_name(name)
+        key = normalize_name(name, self._lexicon)
         return list(self._names.get(key, ())) if key else []
 
     # -- search -----------------------------------------------------------------
@@ -470,7 +578,7 @@ class Index:
             return None
         vector = self._query_vectors.get(text)
         if vector is None:
-            vector = _read_only(normalize_rows(self._query_embedder.embed_query(text)))
+            vector = _read_only(self._checked(self._query_embedder.embed_query(text)))
             self._query_vectors.put(text, vector)
         return vector
 
@@ -488,7 +596,7 @@ class Index:
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             for text, row in zip(
-                missing, normalize_rows(self._query_embedder.embed_documents(missing)), strict=True
+                missing, self._checked(self._query_embedder.embed_documents(missing)), strict=True
             ):
                 found[text] = _read_only(row)
                 self._query_vectors.put(text, found[text])
@@ -509,7 +617,20 @@ class Index:
             return None
         if not texts:
             return np.zeros((0, self._dense.dim), dtype=np.float32)
-        return normalize_rows(self._query_embedder.embed_documents(list(texts)))
+        return self._checked(self._query_embedder.embed_documents(list(texts)))
+
+    def _checked(self, vectors: Any) -> np.ndarray:
+        # Unit rows of the stored vectors' size: an embedder that shares the manifest's
+        # name but makes vectors of another size (another configuration) is refused
+        # here, with a clear error instead of a FAISS assertion.
+        array = normalize_rows(vectors)
+        if self._dense is not None and array.shape[-1:] != (self._dense.dim,):
+            raise EmbedderMismatchError(
+                f"the embedder {self._query_embedder.name} made vectors of size "
+                f"{array.shape[-1] if array.ndim else 0}, but the index at {self._path} holds "
+                f"vectors of size {self._dense.dim}; query with the embedder it was built with"
+            )
+        return array
 
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray | None:
         """Return the stored unit vectors of the chunks (one row each), or None without vectors."""

