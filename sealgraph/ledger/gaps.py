@@ -35,8 +35,16 @@ MET = 0.85
 _TYPED = {"date": "date", "number": "number", "place": "place"}
 
 def compared_value_type(question: str) -> str | None:
-    """Return ``"date"`` when a comparison's comparative word compares dates, else None."""
-    return "date" if active().date_comparative_re.search(question) else None
+    """Return the value type a comparison's comparative word compares, or None.
+
+    ``"date"`` for "earlier" or "in the same year", ``"number"`` for "more engineers".
+    """
+    lexicon = active()
+    if lexicon.date_comparative_re.search(question):
+        return "date"
+    if lexicon.count_comparative_re.search(question):
+        return "number"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

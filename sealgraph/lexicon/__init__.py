@@ -360,6 +360,8 @@ class Lexicon:
 
     date_comparative_re: re.Pattern[str]
     """Comparatives that say a comparison compares dates ("first", "more recently")."""
+    count_comparative_re: re.Pattern[str]
+    """Comparatives that say a comparison compares counts ("more engineers")."""
     related_role_re: re.Pattern[str]
     """A role of a related entity in a comparison ("has the director who")."""
     role_patterns: tuple[re.Pattern[str], ...]

@@ -367,13 +367,18 @@ ENGLISH = Lexicon(
     role_of_re=re.compile(r"\bthe\s+([\w-]+)\s+of\s+(?:the\s+)?$"),
     # -- roles, gaps and queries -------------------------------------------------------------
     # Comparative words that say a comparison compares dates ("Which opened first, X or
-    # Y?", "Which film was released more recently?", "Who lived longer?"). Quantity
-    # comparatives are not mapped to number needs: the compared counts are often not
-    # written as numbers, and an unmeetable need would only block the answer.
+    # Y?", "Which film was released more recently?", "Who lived longer?", "launched in
+    # the same year?").
     date_comparative_re=re.compile(
         r"\b(older|oldest|younger|youngest|earlier|earliest|first|later|latest|before|after|"
-        r"sooner|newer|newest|(?:more|most|less|least) recent(?:ly)?|lived (?:longer|shorter))\b",
+        r"sooner|newer|newest|(?:more|most|less|least) recent(?:ly)?|lived (?:longer|shorter)|"
+        r"(?:same|different) (?:year|decade|century|month|day|date))\b",
         re.I,
+    ),
+    # A comparative before a plural noun compares counts ("more engineers", "fewer
+    # members"); before an adjective it does not ("more famous", "more popular").
+    count_comparative_re=re.compile(
+        r"\b(?:more|fewer|most|fewest)\s+(?!\w+(?:ous|ss|is)\b)[a-z]+s\b", re.I
     ),
     # "has the director who", "whose composer", "the performer of": the compared value
     # sits one hop away.

@@ -157,7 +157,12 @@ def test_compared_value_type():
     assert compared_value_type("Who was born first, A or B?") == "date"
     assert compared_value_type("Which film was released more recently, A or B?") == "date"
     assert compared_value_type("Who lived longer, A or B?") == "date"
-    assert compared_value_type("Which has more members, A or B?") is None
+    assert compared_value_type("Were A and B launched in the same year?") == "date"
+    # A comparative before a plural noun compares counts, before an adjective it does not.
+    assert compared_value_type("Which has more members, A or B?") == "number"
+    assert compared_value_type("Which team has fewer engineers, A or B?") == "number"
+    assert compared_value_type("Which is more famous, A or B?") is None
+    assert compared_value_type("Which is more popular, A or B?") is None
     assert compared_value_type("Are A and B both American?") is None
 
 
