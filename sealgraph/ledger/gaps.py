@@ -22,8 +22,10 @@ gaps, each typed as missing entity / relation / qualifier with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.needs import QuestionNeeds
@@ -69,12 +71,20 @@ class NeedItem:
     "the director of film X"); an anchor naming a document next to one of them
     states the asked link."""
 
-    def term_weights(self) -> dict[str, float]:
-        """Word → weight of a ``terms`` or ``relation`` need (uniform without weights)."""
-        words = self.key.split()
-        if len(self.weights) == len(words):
-            return dict(zip(words, self.weights, strict=True))
-        return dict.fromkeys(words, 1.0)
+    def term_weights(self) -> Mapping[str, float]:
+        """Word → weight of a ``terms`` or ``relation`` need (uniform without weights).
+
+        Read-only: it is shared between calls (coverage asks for it once per passage).
+        """
+        return _term_weights(self.key, self.weights)
+
+
+@lru_cache(maxsize=4096)
+def _term_weights(key: str, weights: tuple[float, ...]) -> Mapping[str, float]:
+    words = key.split()
+    if len(weights) == len(words):
+        return MappingProxyType(dict(zip(words, weights, strict=True)))
+    return MappingProxyType(dict.fromkeys(words, 1.0))
 
 
 @dataclass(frozen=True, slots=True)
