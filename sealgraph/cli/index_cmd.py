@@ -1,4 +1,4 @@
-"""``sealgraph index``: build an index from documents, or add documents to one."""
+"""``sealgraph index``: build an index from documents, add documents to one or remove them."""
 
 from __future__ import annotations
 
@@ -13,15 +13,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``index`` subcommand."""
     parser = subparsers.add_parser(
         "index",
-        help="build an index from Markdown, text and JSONL files, or add files to one",
+        help="build an index from Markdown, text and JSONL files, or add files to one or remove them",
         description=(
             "Ingest documents (files or folders; .md, .markdown, .txt, .jsonl), chunk them on "
             "sentence boundaries and write a lexical + dense index. If the --index directory "
             "already holds an index, the documents are ADDED to it: a document whose id is "
             "already there (a file's path relative to the folder given, or its JSONL id) is "
             "updated, the others are kept; --replace makes the index hold exactly the given "
-            "documents instead. "
-            "Unchanged chunks reuse their embeddings. A directory that is not a sealgraph "
+            "documents instead. Documents of files deleted from a folder you index again stay "
+            "until you give --prune (or --remove them, or --replace). --remove PATH... removes "
+            "the documents read from those files or folders (or with those ids) instead, "
+            "without embedding anything. "
+            "Unchanged chunks reuse their embeddings, and a killed build run again resumes "
+            "embedding where it stopped. Off a terminal, progress is printed as lines on "
+            "stderr. A directory that is not a sealgraph "
             "index (or holds other files besides one) is never touched. Without --index the "
             f"index is ${INDEX_ENV} (said on stderr). Without PATH, an existing index has "
             "its lexical (BM25) part rebuilt from its stored chunks, as this sealgraph "
@@ -33,7 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="files or folders to index (none: refresh the lexical part of --index)",
+        help=(
+            "files or folders to index (none: refresh the lexical part of --index); with "
+            "--remove, the files, folders or document ids to remove"
+        ),
     )
     add_index_argument(parser, "index directory to build or add to")
     parser.add_argument(
@@ -63,6 +71,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--replace",
         action="store_true",
         help="replace the index's documents by the given ones instead of adding them",
+    )
+    parser.add_argument(
+        "--remove",
+        action="store_true",
+        help=(
+            "remove from --index the documents read from PATH (a file, or the files in a "
+            "folder; they need not exist any more) or with id PATH; nothing is embedded again"
+        ),
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help=(
+            "also remove the documents of files under PATH that are gone (deleted, or a JSONL "
+            "file that no longer holds them); without it they stay, with a warning"
+        ),
     )
     parser.add_argument(
         "--force",
@@ -97,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.lock_timeout is not None:  # build_index's default otherwise (kept in one place)
         options["lock_timeout"] = args.lock_timeout
+    if args.remove:
+        return _remove(args, options, started)
     if not args.paths:
         return _refresh(args, options, started)
     index = build_index(
@@ -108,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         replace=args.replace,
         force=args.force,
         lexicon=args.lexicon,
+        prune=args.prune,
         **options,
     )
     # The index build_index returns is this build's own (loaded under its lock),
@@ -124,11 +151,46 @@ def run(args: argparse.Namespace) -> int:
             f"embeddings: {counts['vectors_reused']} reused, {counts['vectors_new']} new "
             f"({index.embedder_name})"
         )
+        if counts.get("vectors_resumed"):
+            vectors += f", {counts['vectors_resumed']} of them embedded before an interruption"
     else:
         vectors = "embedder: none (lexical only)"
     print(
         f"indexed {counts['documents']} documents, {counts['chunks']} chunks into {index.path} "
         f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -> int:
+    """Remove documents from an existing index (``--remove PATH...``)."""
+    from sealgraph.errors import InputError
+    from sealgraph.index import remove_documents
+
+    if not args.paths:
+        raise InputError("give the files, folders or document ids to remove (--remove PATH...)")
+    given = [
+        flag
+        for flag, value in (
+            ("--replace", args.replace),
+            ("--prune", args.prune),
+            ("--force", args.force),
+            ("--lexicon", args.lexicon),
+            ("--max-chunk-tokens", args.max_chunk_tokens),
+            ("--encoding", args.encoding),
+            ("--embedder", args.embedder != "auto"),
+        )
+        if value
+    ]
+    if given:
+        raise InputError(f"--remove takes none of {', '.join(given)}: it only removes documents")
+    path = index_arg(args, announce=True)
+    index = remove_documents(path, args.paths, embedder="none", **options)
+    counts = index.manifest["counts"]
+    print(
+        f"removed {counts['documents_removed']} documents from {index.path}: "
+        f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
+        f"again; {time.perf_counter() - started:.1f} s"
     )
     return 0
 
@@ -150,6 +212,7 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
         flag
         for flag, value in (
             ("--replace", args.replace),
+            ("--prune", args.prune),
             ("--force", args.force),
             ("--lexicon", args.lexicon),
             ("--max-chunk-tokens", args.max_chunk_tokens),

@@ -1,7 +1,7 @@
 """The on-disk index: SQLite docstore, lexical BM25, dense FAISS, manifest.
 
-Public entry points: :func:`build_index`, :func:`load_index` and the
-:class:`Index` they return, which implements :class:`SearchIndex` (what the graph
+Public entry points: :func:`build_index`, :func:`remove_documents`, :func:`load_index`
+and the :class:`Index` they return, which implements :class:`SearchIndex` (what the graph
 needs from an index; see :mod:`sealgraph.index.protocol`).
 
 An index directory holds::
@@ -48,6 +48,7 @@ from sealgraph.index._build import (
     indexed_text,
     manifest_lexicon,
     refresh_lexical_dir,
+    remove_documents_dir,
     restore_interrupted,
 )
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
@@ -79,6 +80,7 @@ __all__ = [
     "load_index",
     "reciprocal_rank_fusion",
     "refresh_lexical",
+    "remove_documents",
 ]
 
 PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Iterable[Any]
@@ -102,6 +104,7 @@ def build_index(
     progress: ProgressFn | None = None,
     warn: WarnFn | None = None,
     lexicon: str | Lexicon | None = None,
+    prune: bool = False,
 ) -> Index:
     """Build an index, or add documents to an existing one, and return it loaded.
 
@@ -110,8 +113,17 @@ def build_index(
     and new ones are appended. Chunks whose indexed text is unchanged reuse their
     stored vectors (same embedder), so only new or changed text is embedded.
     ``replace=True`` instead makes the index hold exactly the given documents.
-    The manifest's ``counts`` say how many documents were ``documents_added``,
-    ``documents_updated``, ``documents_kept`` and ``documents_removed``.
+    Documents of files deleted from a folder indexed again stay (with a warning)
+    unless ``prune=True``; :func:`remove_documents` removes documents by file,
+    folder or id. The manifest's ``counts`` say how many documents were
+    ``documents_added``, ``documents_updated``, ``documents_kept`` and
+    ``documents_removed``, and how many vectors were ``vectors_reused`` and
+    ``vectors_new`` (of which ``vectors_resumed``, when a killed build had
+    embedded some: the key is only there then).
+
+    Embedding is resumable: each finished batch is kept beside the index (in
+    ``.NAME.partial-KEY/``, removed once the build is in place), and the same build
+    run again after it was killed embeds only what was not finished.
 
     The build is atomic: the new index is written to a temporary sibling directory
     and swapped in only when complete. Builds of the same ``index_dir`` take turns
@@ -144,8 +156,9 @@ def build_index(
             settings.
         lock_timeout: Seconds to wait for another build of ``index_dir`` to finish.
         progress: ``(stage, done, total)`` callback; by default progress is shown
-            on stderr for stages that take a while (a bar on a terminal, a plain
-            line every 10 s otherwise).
+            on stderr for stages that take over 10 s (a bar on a terminal;
+            otherwise a line with the rate and time left at every 5 % of a stage or
+            every 30 s, whichever comes first).
         warn: Called with one line per warning; defaults to stderr.
         lexicon: The language the index is read in (:mod:`sealgraph.lexicon`): a
             :class:`~sealgraph.lexicon.Lexicon`, ``"english"`` or a
@@ -153,6 +166,10 @@ def build_index(
             existing index's (without ``force``), else English. Chunking and BM25
             use it, and so does what a reasoner derives from the index (the offline
             reasoner's corpus tables); the manifest records it (``lexicon``).
+        prune: Also remove the index's documents that came from the given files
+            or from files inside the given folders, and that this build did not
+            read again: their file was deleted, or (a JSONL file) no longer holds
+            them. Needs paths, not documents.
 
     Returns:
         The new index.
@@ -187,6 +204,47 @@ def build_index(
             path, embedder=used if used is not None else "none", warn=warn
         ),
         lexicon=lexicon,
+        prune=prune,
+    )
+
+
+def remove_documents(
+    index_dir: str | os.PathLike[str],
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    embedder: str | Embedder | Any | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    warn: WarnFn | None = None,
+) -> Index:
+    """Remove documents from an index and return it loaded.
+
+    Each path is a file or folder: the documents read from that file, or from files
+    inside that folder, are removed (the files need not exist any more; the index
+    records each document's file). A document id works too. The other documents
+    keep their chunks and vectors: nothing is embedded again (no embedder is
+    needed) and the lexical part is rebuilt. Atomic and locked like a build; the
+    manifest's ``counts`` say how many documents were ``documents_removed``.
+
+    Args:
+        index_dir: The index directory.
+        paths: One or several files, folders or document ids.
+        embedder: Query embedder of the returned index, as for :func:`load_index`.
+        lock_timeout: Seconds to wait for another build of ``index_dir`` to finish.
+        warn: Called with one line per warning (defaults to stderr).
+
+    Raises:
+        InputError: A path matches no document of the index (nothing is removed
+            then, and the message names it), or nothing would be left.
+        IndexCorruptError: No index there, or its kept files are damaged.
+
+    """
+    targets = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    return remove_documents_dir(
+        Path(index_dir),
+        targets,
+        lock_timeout=lock_timeout,
+        warn=warn,
+        finish=lambda path: load_index(path, embedder=embedder, warn=warn),
     )
 
 

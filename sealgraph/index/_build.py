@@ -11,6 +11,10 @@ an interrupted build left (a temporary ``.NAME.building-*`` folder, or the
 previous index still parked in ``.NAME.old-*``). A directory is only ever
 replaced when it is empty or a sealgraph index holding nothing but sealgraph's
 files (:func:`inspect_target`).
+
+A dense build keeps every finished batch of embeddings beside the index, in
+``.NAME.partial-KEY/`` (:class:`~sealgraph.index._dense.PartialEmbeddings`), until
+it has swapped the new index in: a build that was killed resumes from there.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, TextIO, TypeVar
 
 import numpy as np
@@ -39,7 +44,14 @@ from sealgraph.errors import (
     InputError,
     SealgraphError,
 )
-from sealgraph.index._dense import DENSE_FILES, VECTORS_FILE, DenseIndex
+from sealgraph.index._dense import (
+    DENSE_FILES,
+    VECTORS_FILE,
+    DenseIndex,
+    PartialEmbeddings,
+    is_own_partial,
+    partial_dirs,
+)
 from sealgraph.index._lexical import (
     BM25_PARAMS,
     LEXICAL_DIR,
@@ -62,6 +74,8 @@ from sealgraph.index._manifest import (
 from sealgraph.index._store import (
     DOCSTORE_FILE,
     read_chunk_hashes,
+    read_docstore,
+    read_document_files,
     read_document_ids,
     read_documents,
     write_docstore,
@@ -104,7 +118,13 @@ OWN_FILES = (
 OWN_FOLDERS = (DERIVED_DIR,)
 """Folders whose files are all sealgraph's: what users of the index derive and cache."""
 
-_EMBED_BLOCK = 256  # texts per embed_documents call (progress granularity)
+_EMBED_BLOCK = 256  # texts per embed_documents call (progress and resume granularity)
+_KEEP_EVERY_S = 5.0  # finished blocks are kept for a resume at most this often (fast embedders)
+_clock = time.monotonic  # when blocks were kept (replaced in tests)
+_LOG_DELAY_S = 10.0  # off a terminal, a stage shorter than this prints nothing
+_LOG_INTERVAL_S = 30.0  # ... and a longer one prints a line at least this often
+_LOG_STEP = 0.05  # ... or whenever this much more of it is done
+_LOG_MIN_GAP_S = 5.0  # ... but never twice within this
 _T = TypeVar("_T")
 
 
@@ -136,6 +156,7 @@ def build_index_dir(
     warn: WarnFn | None,
     finish: Callable[[Path, Embedder | None], _T],
     lexicon: str | Lexicon | None = None,
+    prune: bool = False,
 ) -> _T:
     """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
@@ -171,13 +192,22 @@ def build_index_dir(
     encoding = encoding or DEFAULT_ENCODING
     encoding_name = encoding_for_model(encoding)
     counter = token_counter(encoding_name)
-    given, sources = _documents(inputs, warn)
+    if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
+        inputs = list(inputs)  # read twice: for the documents and for the folders given
+    given, sources, given_files = _documents(inputs, warn)
+    scope = _Scope.of(inputs, sources)
+    if prune and scope is None:
+        raise InputError("pruning needs the files or folders the documents come from, not documents")
     report = progress or _StderrProgress()
 
     with locked_index(index_dir, timeout=lock_timeout, warn=warn), use_lexicon(lex):
         existing = inspect_target(index_dir)
         _check_embedder(index_dir, existing, resolved, force=force)
-        documents, doc_counts = _merge(index_dir, existing, given, replace=replace)
+        documents, files, doc_counts, stale = _merge(
+            index_dir, existing, given, given_files, replace=replace, scope=scope, prune=prune
+        )
+        if stale and not prune:
+            warn(_stale_message(stale, files, scope))
         chunks: list[Chunk] = []
         for i, doc in enumerate(documents, start=1):
             chunks.extend(chunk_document(doc, counter, max_chunk_tokens))
@@ -188,14 +218,18 @@ def build_index_dir(
         hashes = [content_hash(t) for t in texts]
 
         tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        partial = None
         try:
-            write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes)
+            write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes, files)
             _write_lexical(tmp, texts, lex)
-            n_reused = n_new = 0
+            n_reused = n_new = n_resumed = 0
             embedder_info = None
             if resolved is not None:
                 reuse = _reusable_vectors(index_dir, existing, resolved, warn)
-                vectors, n_reused, n_new = _embed(resolved, texts, hashes, reuse, report)
+                partial = PartialEmbeddings.open(index_dir, resolved.name, warn)
+                vectors, n_reused, n_new, n_resumed = _embed(
+                    resolved, texts, hashes, reuse, report, partial=partial, warn=warn
+                )
                 DenseIndex(vectors).save(tmp)
                 embedder_info = {"name": resolved.name, "dim": int(vectors.shape[1])}
             manifest = {
@@ -212,9 +246,12 @@ def build_index_dir(
                     "chunks": len(chunks),
                     "vectors_reused": n_reused,
                     "vectors_new": n_new,
+                    **({"vectors_resumed": n_resumed} if n_resumed else {}),
                     **doc_counts,
                 },
-                "sources": _merge_sources(existing, sources, replace=replace),
+                "sources": _merge_sources(
+                    existing, sources, replace=replace, drop=_pruned_source(scope, files, prune)
+                ),
                 "files": checksum_tree(tmp),
             }
             write_manifest(tmp, manifest)
@@ -223,6 +260,7 @@ def build_index_dir(
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+        _discard_partials(index_dir, partial, set(hashes), warn)
         return finish(index_dir, resolved)
 
 
@@ -265,8 +303,6 @@ def refresh_lexical_dir(
         ConfigError: The lexicon the index records cannot be found.
 
     """
-    from sealgraph.index._store import read_docstore
-
     warn = warn or warn_stderr
     index_dir = index_dir.resolve()
     with locked_index(index_dir, timeout=lock_timeout, warn=warn):
@@ -314,6 +350,158 @@ def refresh_lexical_dir(
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return finish(index_dir)
+
+
+def remove_documents_dir(
+    index_dir: Path,
+    targets: Sequence[str | os.PathLike[str]],
+    *,
+    lock_timeout: float,
+    warn: WarnFn | None,
+    finish: Callable[[Path], _T],
+) -> _T:
+    """Remove the documents of ``targets`` from the index in ``index_dir``; return ``finish(...)``.
+
+    A target is a file or folder, matching the documents read from that file or
+    from files inside that folder (the files need not exist any more), or a
+    document id. The other documents keep their chunks and vectors as stored:
+    nothing is chunked or embedded again and no embedder is needed; the lexical
+    (BM25) part is rebuilt. Written like a build: into a temporary sibling, then
+    swapped into place under the index's lock, the manifest last.
+
+    Raises:
+        InputError: No targets; a target that matches no document (nothing is
+            removed then); or removing would leave the index empty.
+        IndexCorruptError: No index there, or its docstore or vectors are damaged.
+        ConfigError: The lexicon the index records cannot be found.
+
+    """
+    warn = warn or warn_stderr
+    index_dir = index_dir.resolve()
+    given = [os.fspath(target) for target in targets]
+    if not given:
+        raise InputError("give the files, folders or document ids to remove")
+    restore_interrupted(index_dir, timeout=lock_timeout, warn=warn)
+    if inspect_target(index_dir) is None:
+        raise IndexCorruptError(f"no sealgraph index at {index_dir} to remove documents from")
+    with locked_index(index_dir, timeout=lock_timeout, warn=warn):
+        existing = inspect_target(index_dir)
+        if existing is None:
+            raise IndexCorruptError(f"no sealgraph index at {index_dir} to remove documents from")
+        manifest = read_manifest(index_dir)
+        dense = bool(manifest.get("embedder"))
+        lex = get_lexicon(manifest_lexicon(manifest))
+        docstore = index_dir / DOCSTORE_FILE
+        verify_files(index_dir, manifest, (DOCSTORE_FILE, *((VECTORS_FILE,) if dense else ())))
+        try:
+            documents = read_documents(docstore)
+            _, chunks, hashes = read_docstore(docstore)
+            files = stored_document_files(docstore, manifest, documents)
+            vectors = np.load(index_dir / VECTORS_FILE, allow_pickle=False) if dense else None
+            if vectors is not None and (
+                vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(chunks)
+            ):
+                raise ValueError(f"{VECTORS_FILE} does not hold one float32 row per chunk")
+        except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
+            raise IndexCorruptError(
+                f"damaged index at {index_dir}: {type(exc).__name__}: {exc}; rebuild it with "
+                f"`sealgraph index PATH --index {index_dir} --replace`"
+            ) from None
+        matched = _documents_of_targets(given, documents, files)
+        unmatched = [target for target in given if not matched[target]]
+        if unmatched:
+            raise InputError(
+                f"no document of the index at {index_dir} came from {', '.join(unmatched)} "
+                f"(no file there or inside it was indexed, and no document has that id); "
+                f"nothing was removed"
+            )
+        removed = set().union(*matched.values())
+        remaining = [doc for doc in documents if doc.doc_id not in removed]
+        if not remaining:
+            raise InputError(
+                f"removing {', '.join(given)} would leave the index at {index_dir} empty; "
+                f"delete the index folder instead, or rebuild it with --replace"
+            )
+        rows = [row for row, chunk in enumerate(chunks) if chunk.doc_id not in removed]
+        kept = [chunks[row] for row in rows]
+        still = {files[doc.doc_id] for doc in remaining if doc.doc_id in files}
+        gone = {files[doc_id] for doc_id in removed if doc_id in files}
+
+        def dropped(path: str) -> bool:
+            return path not in still and (path in gone or _covered(path, given))
+
+        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        try:
+            write_docstore(tmp / DOCSTORE_FILE, remaining, kept, [hashes[r] for r in rows], files)
+            _write_lexical(tmp, [indexed_text(chunk) for chunk in kept], lex)
+            if vectors is not None:
+                DenseIndex(np.ascontiguousarray(vectors[rows])).save(tmp)
+            manifest = {
+                **manifest,
+                "sealgraph_version": _version(),
+                "lexicon": lexicon_spec(lex),
+                "lexical": {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS},
+                "counts": {
+                    "documents": len(remaining),
+                    "chunks": len(kept),
+                    "vectors_reused": len(kept) if vectors is not None else 0,
+                    "vectors_new": 0,
+                    **_document_counts(
+                        {"added": 0, "updated": 0, "kept": len(remaining), "removed": len(removed)}
+                    ),
+                },
+                "sources": [
+                    source
+                    for source in manifest.get("sources") or ()
+                    if not (
+                        isinstance(source, dict)
+                        and isinstance(source.get("path"), str)
+                        and dropped(source["path"])
+                    )
+                ],
+                "files": checksum_tree(tmp),
+            }
+            write_manifest(tmp, manifest)
+            fsync_tree(tmp)
+            _swap_into_place(tmp, index_dir, existing, warn)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return finish(index_dir)
+
+
+def _target_paths(target: str) -> set[str]:
+    """Return a target as an absolute path, as given and with symlinks resolved (POSIX)."""
+    path = Path(target).expanduser()
+    return {Path(os.path.abspath(path)).as_posix(), path.resolve().as_posix()}
+
+
+def _covered(file: str, targets: Sequence[str]) -> bool:
+    return any(_within(file, option) for target in targets for option in _target_paths(target))
+
+
+def _documents_of_targets(
+    targets: Sequence[str], documents: Sequence[Document], files: Mapping[str, str]
+) -> dict[str, set[str]]:
+    """Return the ids of the documents each target names (by file or folder, or by id)."""
+    ids = {doc.doc_id for doc in documents}
+    by_file: dict[str, list[str]] = {}
+    for doc_id, file in files.items():
+        if doc_id in ids:
+            by_file.setdefault(file, []).append(doc_id)
+    found: dict[str, set[str]] = {}
+    for target in targets:
+        options = _target_paths(target)
+        hits = {
+            doc_id
+            for file, doc_ids in by_file.items()
+            if any(_within(file, option) for option in options)
+            for doc_id in doc_ids
+        }
+        if target in ids:
+            hits.add(target)
+        found[target] = hits
+    return found
 
 
 def inspect_target(index_dir: Path) -> dict[str, Any] | None:
@@ -532,13 +720,66 @@ def _check_embedder(
         )
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """The files and folders a build was given, and the files it read from them."""
+
+    roots: tuple[str, ...]
+    """The given paths, absolute with symlinks resolved (POSIX)."""
+    read: frozenset[str]
+    """Every file read (as :attr:`SourceFile.path`), documents or not."""
+
+    @classmethod
+    def of(cls, inputs: Any, sources: Sequence[SourceFile]) -> _Scope | None:
+        """Return the scope of the paths given to a build; None when documents were given."""
+        items = [inputs] if isinstance(inputs, str | os.PathLike) else inputs
+        if not isinstance(items, list) or not all(isinstance(i, str | os.PathLike) for i in items):
+            return None
+        roots = tuple(Path(item).resolve().as_posix() for item in items)
+        return cls(roots, frozenset(source.path for source in sources))
+
+    def covers(self, file: str) -> bool:
+        """Whether ``file`` is one of the given files or inside a given folder."""
+        return any(_within(file, root) for root in self.roots)
+
+    def gone(self, file: str | None) -> bool:
+        """Whether a document of ``file`` that this build did not give again is stale.
+
+        That is: ``file`` is in scope and either no longer exists or was read
+        again without giving that document (a file that exists but was skipped,
+        with a warning, keeps its documents).
+        """
+        return (
+            file is not None
+            and self.covers(file)
+            and (file in self.read or not os.path.lexists(file))
+        )
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _merge(
-    index_dir: Path, existing: dict[str, Any] | None, given: list[Document], *, replace: bool
-) -> tuple[list[Document], dict[str, int]]:
-    """Documents of the new index, and how many were added, updated, kept and removed.
+    index_dir: Path,
+    existing: dict[str, Any] | None,
+    given: list[Document],
+    given_files: Mapping[str, str],
+    *,
+    replace: bool,
+    scope: _Scope | None = None,
+    prune: bool = False,
+) -> tuple[list[Document], dict[str, str], dict[str, int], list[Document]]:
+    """Documents of the new index, their files, the counts, and the stale documents.
 
     Adding keeps the index's documents in their order, with those whose id is
     given again replaced in place, and appends the new ones. Replacing keeps none.
+    Stale documents are kept ones whose file is in ``scope`` but gone
+    (:meth:`_Scope.gone`); ``prune`` removes them.
+
+    Returns:
+        ``(documents, file of each document read from one, document counts, stale)``.
+
     """
     given_ids = {doc.doc_id for doc in given}
     if replace or existing is None:
@@ -546,22 +787,97 @@ def _merge(
         updated = len(given_ids & old_ids)
         counts = {"added": len(given) - updated, "updated": updated, "kept": 0}
         counts["removed"] = len(old_ids - given_ids)
-        return given, _document_counts(counts)
+        return given, dict(given_files), _document_counts(counts), []
     try:
         verify_files(index_dir, existing, (DOCSTORE_FILE,))
         old = read_documents(index_dir / DOCSTORE_FILE)
+        old_files = stored_document_files(index_dir / DOCSTORE_FILE, existing, old)
     except (IndexCorruptError, OSError, ValueError, TypeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(
             f"cannot add to the index at {index_dir}: its documents cannot be read back "
             f"({exc}); rebuild it from all of its files with --replace (replace=True)"
         ) from None
+    stale = [
+        doc
+        for doc in old
+        if doc.doc_id not in given_ids
+        and scope is not None
+        and scope.gone(old_files.get(doc.doc_id))
+    ]
+    dropped = {doc.doc_id for doc in stale} if prune else set()
     by_id = {doc.doc_id: doc for doc in given}
     old_ids = {doc.doc_id for doc in old}
-    merged = [by_id.get(doc.doc_id, doc) for doc in old]
+    merged = [by_id.get(doc.doc_id, doc) for doc in old if doc.doc_id not in dropped]
     merged.extend(doc for doc in given if doc.doc_id not in old_ids)
+    files = {
+        doc_id: file
+        for doc_id, file in old_files.items()
+        if doc_id not in given_ids and doc_id not in dropped
+    }
+    files.update(given_files)
     updated = len(given_ids & old_ids)
-    counts = {"added": len(given) - updated, "updated": updated, "kept": len(old) - updated}
-    return merged, _document_counts({**counts, "removed": 0})
+    counts = {
+        "added": len(given) - updated,
+        "updated": updated,
+        "kept": len(old) - updated - len(dropped),
+        "removed": len(dropped),
+    }
+    return merged, files, _document_counts(counts), stale
+
+
+def _stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: _Scope | None) -> str:
+    shown = ", ".join(files.get(doc.doc_id, doc.doc_id) for doc in stale[:3])
+    more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+    roots = ", ".join(scope.roots) if scope is not None else ""
+    them = "them" if len(stale) > 1 else "it"
+    return (
+        f"kept {len(stale)} document{'s' if len(stale) > 1 else ''} of {roots} that this build "
+        f"did not read again ({shown}{more}): the file is gone, no longer holds {them}, or gave "
+        f"{them} another id; index with --prune (prune=True) to remove {them}, or remove "
+        f"{them} with `sealgraph index --remove PATH`"
+    )
+
+
+def stored_document_files(
+    docstore: Path, manifest: Mapping[str, Any], documents: Iterable[Any]
+) -> dict[str, str]:
+    """Return the file each stored document was read from, by id (where known).
+
+    Docstores record it (:func:`~sealgraph.index._store.read_document_files`); for
+    those written before they did, it is found from what each document says it
+    came from (its ``source``, a path as given with ``:LINE`` for JSONL records)
+    among the files the manifest lists.
+    """
+    recorded = read_document_files(docstore)
+    if recorded is not None:
+        return recorded
+    listed = [
+        s["path"]
+        for s in manifest.get("sources") or ()
+        if isinstance(s, dict) and isinstance(s.get("path"), str)
+    ]
+    found = {doc.doc_id: _file_of_source(doc.source, listed) for doc in documents}
+    return {doc_id: file for doc_id, file in found.items() if file is not None}
+
+
+def _file_of_source(source: str, listed: Sequence[str]) -> str | None:
+    candidates = [source]
+    if re.search(r":\d+$", source):
+        candidates.append(source.rsplit(":", 1)[0])
+    for candidate in reversed(candidates):  # a JSONL record's file first
+        if not candidate:
+            continue
+        path = Path(candidate)
+        if path.is_absolute():
+            for option in (os.path.normpath(candidate), path.resolve().as_posix()):
+                if option in listed:
+                    return option
+            continue
+        suffix = "/" + PurePosixPath(os.path.normpath(candidate)).as_posix()
+        matches = [file for file in listed if file.endswith(suffix)]
+        if len(matches) == 1:
+            return matches[0]
+    return None
 
 
 def _old_document_ids(index_dir: Path, existing: dict[str, Any] | None) -> set[str]:
@@ -580,15 +896,38 @@ def _document_counts(counts: dict[str, int]) -> dict[str, int]:
 
 
 def _merge_sources(
-    existing: dict[str, Any] | None, sources: Sequence[SourceFile], *, replace: bool
+    existing: dict[str, Any] | None,
+    sources: Sequence[SourceFile],
+    *,
+    replace: bool,
+    drop: Callable[[str], bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """Source files of the new index: the given ones, after the kept ones read before."""
+    """Source files of the new index: the given ones, after the kept ones read before.
+
+    ``drop`` says which kept ones to leave out (files whose documents were removed).
+    """
     new = [{"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources]
     if replace or existing is None or not isinstance(existing.get("sources"), list):
         return new
     paths = {s["path"] for s in new}
-    kept = [s for s in existing["sources"] if isinstance(s, dict) and s.get("path") not in paths]
+    kept = [
+        s
+        for s in existing["sources"]
+        if isinstance(s, dict)
+        and s.get("path") not in paths
+        and not (drop is not None and isinstance(s.get("path"), str) and drop(s["path"]))
+    ]
     return kept + new
+
+
+def _pruned_source(
+    scope: _Scope | None, files: Mapping[str, str], prune: bool
+) -> Callable[[str], bool] | None:
+    """With ``prune``: drop listed files in scope that no kept document comes from."""
+    if not prune or scope is None:
+        return None
+    still = set(files.values())
+    return lambda path: scope.covers(path) and path not in still
 
 
 def _version() -> str:
@@ -611,10 +950,13 @@ def _resolve_embedder(embedder: str | Embedder | None, warn: WarnFn) -> Embedder
     return resolved
 
 
-def _documents(inputs: Any, warn: WarnFn) -> tuple[list[Document], list[SourceFile]]:
+def _documents(
+    inputs: Any, warn: WarnFn
+) -> tuple[list[Document], list[SourceFile], dict[str, str]]:
+    """Documents to index, the files read, and the file of each document read from one."""
     if isinstance(inputs, str | os.PathLike):
         corpus = load_corpus(inputs, warn=warn)
-        return corpus.documents, corpus.sources
+        return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     items = list(inputs) if isinstance(inputs, Iterable) else [inputs]
     if not items:
         raise InputError("no documents or paths given to index")
@@ -622,13 +964,25 @@ def _documents(inputs: Any, warn: WarnFn) -> tuple[list[Document], list[SourceFi
         if any(isinstance(item, Document) for item in items):
             raise InputError("give either paths or Document objects, not a mix")
         corpus = load_corpus(items, warn=warn)
-        return corpus.documents, corpus.sources
+        return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     seen: set[str] = set()
     for doc in items:
         if doc.doc_id in seen:
             raise IngestError(f"duplicate document id {doc.doc_id!r}; document ids must be unique")
         seen.add(doc.doc_id)
-    return items, []
+    return items, [], {}
+
+
+def _files_of(documents: Sequence[Document], sources: Sequence[SourceFile]) -> dict[str, str]:
+    """Map each document to its file: sources say, in order, how many documents each gave."""
+    if sum(source.n_documents for source in sources) != len(documents):
+        return {}  # not the loader's contiguous order: record no files rather than wrong ones
+    files: dict[str, str] = {}
+    docs = iter(documents)
+    for source in sources:
+        for _ in range(source.n_documents):
+            files[next(docs).doc_id] = source.path
+    return files
 
 
 def _reusable_vectors(
@@ -658,22 +1012,45 @@ def _embed(
     hashes: Sequence[str],
     reuse: dict[str, np.ndarray],
     report: ProgressFn,
-) -> tuple[np.ndarray, int, int]:
+    *,
+    partial: PartialEmbeddings | None = None,
+    warn: WarnFn | None = None,
+) -> tuple[np.ndarray, int, int, int]:
     """Vectors for every chunk, embedding only texts whose hash has no stored vector.
 
+    Vectors an interrupted build left in ``partial`` are used too; and when more
+    than one block is to be embedded, finished blocks are added to it (gathered
+    until ``_KEEP_EVERY_S`` have passed, so a fast embedder is not slowed down by
+    the writes), so that this build, if interrupted, resumes from there.
+
     Returns:
-        ``(vectors, chunks whose vector was reused, texts embedded now)``.
+        ``(vectors, chunks whose vector was reused, texts new to the index,
+        of those the ones an interrupted build had embedded)``.
 
     """
     todo: dict[str, str] = {}
     for digest, text in zip(hashes, texts, strict=True):
         if digest not in reuse:
             todo.setdefault(digest, text)
-    fresh: dict[str, np.ndarray] = {}
-    pending = list(todo.items())
-    report("embedding", 0, len(pending))
-    for start in range(0, len(pending), _EMBED_BLOCK):
+    known = partial.vectors if partial is not None else {}
+    fresh: dict[str, np.ndarray] = {d: known[d] for d in todo if d in known}
+    n_resumed = len(fresh)
+    pending = [(digest, text) for digest, text in todo.items() if digest not in fresh]
+    if n_resumed and partial is not None and warn is not None:
+        warn(
+            f"resuming an interrupted build: {n_resumed:,} of the {len(todo):,} chunks to "
+            f"embed were embedded before it stopped (kept in {partial.directory})"
+        )
+    keep = partial is not None and len(pending) > _EMBED_BLOCK
+    kept_dim = next(iter(fresh.values())).shape[0] if fresh else None
+    done = n_resumed
+    report("embedding", done, len(todo))
+    unkept: list[tuple[str, np.ndarray]] = []  # finished, not yet kept in ``partial``
+    last_kept = _clock()
+    start = 0
+    while start < len(pending):
         block = pending[start : start + _EMBED_BLOCK]
+        start += len(block)
         try:
             out = embedder.embed_documents([text for _, text in block])
         except SealgraphError:
@@ -687,15 +1064,56 @@ def _embed(
             raise SealgraphError(
                 f"embedder {embedder.name} returned shape {out.shape} for {len(block)} texts"
             )
-        fresh.update((digest, vector) for (digest, _), vector in zip(block, out, strict=True))
-        report("embedding", start + len(block), len(pending))
+        first = start == len(block)
+        if first and n_resumed and partial is not None and out.shape[1] != kept_dim:
+            # Vectors of another size under the same name are not this model's: start over.
+            if warn is not None:
+                warn(
+                    f"ignored the embeddings kept in {partial.directory}: they have {kept_dim} "
+                    f"dimensions, {embedder.name} gives {out.shape[1]}; embedding their chunks again"
+                )
+            partial.reset()
+            pending.extend((digest, todo[digest]) for digest in fresh)
+            fresh.clear()
+            done -= n_resumed
+            n_resumed = 0
+            keep = True
+        finished = [(digest, vector) for (digest, _), vector in zip(block, out, strict=True)]
+        if keep and partial is not None:
+            unkept.extend(finished)
+            if _clock() - last_kept >= _KEEP_EVERY_S and start < len(pending):
+                partial.add([d for d, _ in unkept], np.stack([v for _, v in unkept]))
+                unkept.clear()
+                last_kept = _clock()
+        fresh.update(finished)
+        done += len(block)
+        report("embedding", done, len(todo))
     rows = [reuse[d] if d in reuse else fresh[d] for d in hashes]
     dims = {row.shape[0] for row in rows}
     if len(dims) != 1:
         raise SealgraphError(f"embedder {embedder.name} returned vectors of sizes {sorted(dims)}")
     vectors = np.ascontiguousarray(np.stack(rows), dtype=np.float32)
     n_reused = sum(1 for d in hashes if d in reuse)
-    return vectors, n_reused, len(pending)
+    return vectors, n_reused, len(todo), n_resumed
+
+
+def _discard_partials(
+    index_dir: Path, partial: PartialEmbeddings | None, used: set[str], warn: WarnFn
+) -> None:
+    """Remove the kept batches of interrupted builds once a build of ``index_dir`` succeeded."""
+    for directory in partial_dirs(index_dir):
+        if not is_own_partial(directory):
+            continue  # our naming, not our files: never removed (a build says so when it opens it)
+        if partial is not None and directory == partial.directory:
+            unused = sum(1 for digest in partial.vectors if digest not in used)
+            if unused:
+                warn(
+                    f"discarded {unused:,} embeddings an interrupted build left in {directory} "
+                    f"for text this index does not hold"
+                )
+        else:
+            warn(f"removed {directory}, embeddings an interrupted build with another embedder left")
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _swap_into_place(
@@ -730,10 +1148,14 @@ def _swap_into_place(
 class _StderrProgress:
     """Progress on stderr for slow stages only.
 
-    On a terminal: a one-line bar redrawn in place. Otherwise (a log file, a pipe):
-    a plain line such as ``sealgraph: chunking 1200/5000 documents`` at most every
-    ``log_interval_s`` per stage, and a last one when a stage that took longer than
-    that ends, so short builds print nothing.
+    On a terminal: a one-line bar redrawn in place, with the rate and the time
+    left. Otherwise (a log file, a pipe): plain lines such as
+    ``sealgraph: embedding 2,560/17,440 chunks (14.7 chunks/s, ETA 16m50s)``. Once
+    a stage has run ``log_delay_s``, a line is printed at every ``log_step`` of it
+    or every ``log_interval_s``, whichever comes first (but never within
+    ``log_min_gap_s`` of the previous one), and a last one when the stage ends; so
+    short builds print nothing. The rate counts what this stage did, not what a
+    resumed build found done.
     """
 
     _UNITS: ClassVar[dict[str, str]] = {"chunking": "documents", "embedding": "chunks"}
@@ -744,24 +1166,35 @@ class _StderrProgress:
         *,
         delay_s: float = 0.5,
         interval_s: float = 0.1,
-        log_interval_s: float = 10.0,
+        log_delay_s: float | None = None,
+        log_interval_s: float | None = None,
+        log_step: float | None = None,
+        log_min_gap_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._stream = stream if stream is not None else sys.stderr
         self._tty = bool(getattr(self._stream, "isatty", lambda: False)())
         self._delay_s = delay_s
         self._interval_s = interval_s
-        self._log_interval_s = log_interval_s
+        # Module defaults read here, so that they can be changed (tests, a caller).
+        self._log_delay_s = _LOG_DELAY_S if log_delay_s is None else log_delay_s
+        self._log_interval_s = _LOG_INTERVAL_S if log_interval_s is None else log_interval_s
+        self._log_step = _LOG_STEP if log_step is None else log_step
+        self._log_min_gap_s = _LOG_MIN_GAP_S if log_min_gap_s is None else log_min_gap_s
         self._clock = clock
         self._stage = ""
         self._stage_start = 0.0
+        self._start_done = 0
         self._last = 0.0
+        self._last_done = 0
+        self._printed = False
+        self._width = 0
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self._clock()
         if stage != self._stage:
-            self._stage, self._stage_start = stage, now
-            self._last = 0.0 if self._tty else now
+            self._stage, self._stage_start, self._start_done = stage, now, done
+            self._last, self._last_done, self._printed, self._width = 0.0, done, False, 0
         if self._tty:
             self._draw_bar(stage, done, total, now)
         else:
@@ -777,18 +1210,57 @@ class _StderrProgress:
         width = 30
         filled = width if total <= 0 else int(width * min(done, total) / total)
         bar = "#" * filled + "." * (width - filled)
-        self._stream.write(f"\r{stage:<10} [{bar}] {done}/{total}")
+        line = f"{stage:<10} [{bar}] {done}/{total}"
+        speed = self._speed(stage, done, total, now)
+        if speed:
+            line += f"  {speed}"
+        self._stream.write("\r" + line.ljust(self._width))
+        self._width = len(line)
         if finished:
             self._stream.write("\n")
         self._stream.flush()
 
     def _log_line(self, stage: str, done: int, total: int, now: float) -> None:
-        if now - self._stage_start < self._log_interval_s:
+        if now - self._stage_start < self._log_delay_s:
             return  # short stages stay quiet, even when they end
         finished = done >= total
-        if not finished and now - self._last < self._log_interval_s:
-            return
-        self._last = now
+        if self._printed and not finished:
+            since = now - self._last
+            if since < self._log_min_gap_s:
+                return
+            if since < self._log_interval_s and done - self._last_done < self._log_step * total:
+                return
+        self._last, self._last_done, self._printed = now, done, True
         unit = self._UNITS.get(stage)
-        self._stream.write(f"sealgraph: {stage} {done}/{total}{' ' + unit if unit else ''}\n")
+        counts = f"{done:,}/{total:,}" + (f" {unit}" if unit else "")
+        speed = self._speed(stage, done, total, now)
+        self._stream.write(f"sealgraph: {stage} {counts}{f' ({speed})' if speed else ''}\n")
         self._stream.flush()
+
+    def _speed(self, stage: str, done: int, total: int, now: float) -> str:
+        """Return ``14.7 chunks/s, ETA 16m50s`` (``in 19m46s`` once done); empty if unknown."""
+        elapsed = now - self._stage_start
+        rate = (done - self._start_done) / elapsed if elapsed > 0 else 0.0
+        unit = self._UNITS.get(stage, "")
+        parts = []
+        if rate > 0:
+            parts.append(f"{rate:.1f}" if rate < 100 else f"{rate:,.0f}")
+            parts[-1] += f" {unit}/s" if unit else "/s"
+        if done >= total:
+            if elapsed > 0:
+                parts.append(f"in {_duration(elapsed)}")
+        elif rate > 0:
+            parts.append(f"ETA {_duration((total - done) / rate)}")
+        return ", ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    """Return ``45s``, ``16m50s`` or ``2h05m``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

@@ -2,13 +2,16 @@
 
 ``row`` (0..n-1) is the position of a chunk in the lexical and dense indexes.
 Structured fields (section chain, sentence spans, metadata) are stored as JSON.
+``document_files`` records the file each document was read from (absolute, symlinks
+resolved), so documents can be removed by file or folder; documents given as objects
+have none. Docstores written before it existed lack that table.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,10 @@ CREATE TABLE chunks (
     hash      TEXT NOT NULL
 );
 CREATE INDEX chunks_doc_ord ON chunks (doc_id, ord);
+CREATE TABLE document_files (
+    doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id),
+    path   TEXT NOT NULL
+);
 """
 
 
@@ -60,8 +67,13 @@ def write_docstore(
     documents: Sequence[Document],
     chunks: Sequence[Chunk],
     hashes: Sequence[str],
+    files: Mapping[str, str] | None = None,
 ) -> None:
-    """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``."""
+    """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``.
+
+    ``files`` maps document ids to the file each was read from (ids of documents
+    not in ``documents`` are ignored).
+    """
     conn = sqlite3.connect(path)
     try:
         conn.executescript(_SCHEMA)
@@ -93,6 +105,11 @@ def write_docstore(
                     for row, c in enumerate(chunks)
                 ),
             )
+            if files:
+                conn.executemany(
+                    "INSERT INTO document_files VALUES (?, ?)",
+                    ((d.doc_id, files[d.doc_id]) for d in documents if d.doc_id in files),
+                )
     finally:
         conn.close()
 
@@ -189,6 +206,24 @@ def read_document_ids(path: Path) -> list[str]:
     conn = _connect_readonly(path)
     try:
         return [d for (d,) in conn.execute("SELECT doc_id FROM documents ORDER BY position")]
+    finally:
+        conn.close()
+
+
+def read_document_files(path: Path) -> dict[str, str] | None:
+    """Return the file each stored document was read from, by document id.
+
+    None for a docstore written before files were recorded (no such table).
+    """
+    conn = _connect_readonly(path)
+    try:
+        try:
+            rows = conn.execute("SELECT doc_id, path FROM document_files").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return dict(rows)
     finally:
         conn.close()
 

@@ -412,7 +412,7 @@ def test_progress_off_a_terminal_prints_a_plain_line_every_interval():
         progress("embedding", done, 5000)
         now[0] += 4.0
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "sealgraph: embedding 300/5000 chunks"
-    assert lines[-1] == "sealgraph: embedding 5000/5000 chunks"
+    assert lines[0] == "sealgraph: embedding 300/5,000 chunks (25.0 chunks/s, ETA 3m08s)"
+    assert lines[-1] == "sealgraph: embedding 5,000/5,000 chunks (25.0 chunks/s, in 3m20s)"
     assert 15 <= len(lines) <= 20  # about one per 10 s of a 200 s stage
     assert all(line.startswith("sealgraph: embedding ") for line in lines)
