@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from sealgraph.errors import ConfigError
 from sealgraph.packing.config import PackConfig
 
-__all__ = ["LLMConfig", "PackConfig", "RetrievalConfig", "SealConfig", "UtilityWeights"]
+__all__ = [
+    "LLMConfig",
+    "PackConfig",
+    "RetrievalConfig",
+    "SealConfig",
+    "StepTokens",
+    "UtilityWeights",
+]
 
 
 class RetrievalConfig(BaseModel):
@@ -56,6 +63,34 @@ class UtilityWeights(BaseModel):
     """λ4: overlap with passages already in the evidence set."""
 
 
+class StepTokens(BaseModel):
+    """Most tokens one reply of each LLM step may generate (``llm.max_tokens.<step>``).
+
+    Sent with every request, so a small model cannot generate until its context is
+    full. A reply cut at the bound is rejected (and says so), then retried. None sends
+    no bound for that step.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    needs: int | None = Field(default=256, ge=16)
+    """Reading the question's needs."""
+    extract: int | None = Field(default=768, ge=16)
+    """One batched extraction over the new passages."""
+    assess: int | None = Field(default=384, ge=16)
+    """The sufficiency gate's gaps and supporting passages."""
+    plan: int | None = Field(default=256, ge=16)
+    """The micro-queries of one loop."""
+    generate: int | None = Field(default=512, ge=16)
+    """The cited answer."""
+
+
+StructuredOutputMethod = Literal["auto", "json_schema", "function_calling", "json_mode", "plain"]
+"""How a reply is asked for: ``auto`` (adapt to the server), one of LangChain's
+``with_structured_output`` methods, or ``plain`` (a plain completion whose text is
+searched for one JSON object)."""
+
+
 class LLMConfig(BaseModel):
     """Settings of the OpenAI-compatible chat model used in LLM mode."""
 
@@ -73,7 +108,9 @@ class LLMConfig(BaseModel):
     """Timeout of one HTTP attempt in seconds (never more than what is left of the step)."""
     retries: int = Field(default=1, ge=0, le=5)
     """Retries of a failed, unparsable or schema-invalid reply before the step falls back
-    to the offline reasoner."""
+    to the offline reasoner. A retry after a rejected reply tells the model what was
+    wrong with it; a permanent error (connection refused, authentication, an
+    unsupported method) is never retried: it opens the run's LLM circuit."""
     step_deadline_s: float | None = Field(default=None, gt=0)
     """Overall bound of one LLM step, all its attempts included; None derives it as
     ``timeout_s × (retries + 1)``. A step never gets more than what is left of
@@ -84,10 +121,26 @@ class LLMConfig(BaseModel):
     ``llm_seconds`` counts it, so a resumed run keeps its account). Once it is spent,
     the remaining steps go straight to the offline reasoner, no call made, and each
     logs the fallback ("run deadline spent")."""
-    structured_output_method: Literal["json_schema", "function_calling", "json_mode"] = (
-        "function_calling"
-    )
-    """``with_structured_output`` method; use function_calling for servers without json_schema."""
+    structured_output_method: StructuredOutputMethod = "auto"
+    """How replies are asked for. ``auto`` starts with the chat model's own default
+    method (``json_schema`` for ``ChatOpenAI``) and, when the server answers that a
+    method is unsupported (HTTP 4xx/5xx saying so) or the model's reply holds no JSON
+    at all, falls through function_calling → json_schema → json_mode → plain; the
+    method that works is remembered per (base_url, model) for the reasoner's
+    lifetime. A named method is used alone: a server that rejects it opens the run's
+    LLM circuit (see docs/llm.md)."""
+    max_tokens: StepTokens = Field(default_factory=StepTokens)
+    """Most tokens each step's reply may generate (``llm.max_tokens.generate=1024``)."""
+    max_tokens_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    """Request field that carries the bound. ``ChatOpenAI`` sends
+    ``max_completion_tokens``, which llama-cpp-python's server (and llama.cpp's before
+    2026) ignores; ``auto`` sends ``max_tokens`` to any server with a base URL and
+    ``max_completion_tokens`` to the OpenAI API (which rejects the two together)."""
+    max_calls: int | None = Field(default=60, ge=0)
+    """LLM calls one run may make over all its steps, retries and method probes
+    included (the graph state's ``llm_calls`` counts them). Once spent, the remaining
+    steps fall back without a call ("llm.max_calls spent"). None: no bound but
+    ``deadline_s``."""
 
     @property
     def step_bound_s(self) -> float:

@@ -28,7 +28,8 @@ the SEAL graph (offline by default; --llm uses an OpenAI-compatible model
 configured with --set llm.*).
 Progress goes to stderr, one line per node; the answer, its citations and a
 per-step trace go to stdout (or one JSON object with --json, whose llm_fallbacks
-lists the LLM steps that fell back to the offline reasoner and why). The run is
+lists the LLM steps that fell back to the offline reasoner and why, and llm_circuit
+the permanent LLM failure, if any, after which no LLM call was made). The run is
 checkpointed under a thread id (printed as "thread: ID" when generated) in --db:
 a SQLite file (default: runs.sqlite in the user data dir) or a postgresql:// URL.
 --step pauses before every node: Enter runs it, s shows the state, q stops
@@ -298,6 +299,35 @@ def llm_fallbacks(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def llm_circuit(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Return ``{"step", "reason", "loop"}`` of the step that opened the run's LLM circuit.
+
+    A permanent failure (refused connection, rejected key, no supported structured
+    output method) opens it; every later LLM step then fell back without a call.
+    None when it stayed closed.
+    """
+    for e in events:
+        if e.get("kind") == "llm_circuit":
+            data = e.get("data") or {}
+            step = str(data.get("step") or e.get("node", ""))
+            return {
+                "step": step,
+                "reason": str(data.get("reason", "")),
+                "loop": int(e.get("loop", 0)),
+            }
+    return None
+
+
+def circuit_warning(circuit: Mapping[str, Any] | None) -> str:
+    """Return the stderr warning for an open LLM circuit ('' when it stayed closed)."""
+    if not circuit:
+        return ""
+    return (
+        f"sealgraph: warning: LLM circuit opened at {circuit['step']}: {circuit['reason']}; "
+        "the remaining LLM steps used the offline reasoner without a call"
+    )
+
+
 def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
     """Return the one-line stderr warning for steps that fell back ('' when none did)."""
     if not fallbacks:
@@ -305,7 +335,10 @@ def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
     # The last reason of each step name, in order of first appearance: one short line.
     last: dict[str, str] = {}
     for f in fallbacks:
-        last[str(f["step"])] = " ".join(str(f["reason"]).split())
+        reason = " ".join(str(f["reason"]).split())
+        if reason.startswith("LLM circuit open:"):
+            reason = "LLM circuit open"  # its own warning line gives the reason
+        last[str(f["step"])] = reason
     reasons = "; ".join(
         f"{step}: {reason if len(reason) <= 80 else reason[:79] + '…'}"
         for step, reason in last.items()
@@ -320,9 +353,16 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
     from sealgraph.audit.timeline import render_answer, step_lines
 
     fallbacks = llm_fallbacks(values.get("seal_log") or [])
+    circuit = llm_circuit(values.get("seal_log") or [])
+    if circuit:
+        _err(circuit_warning(circuit))  # a dead endpoint is worth a line even with --json
     if as_json:
         # Fallbacks are in the log too; this list saves a script from digging for them.
-        output = {**run_output(values, thread_id), "llm_fallbacks": fallbacks}
+        output = {
+            **run_output(values, thread_id),
+            "llm_fallbacks": fallbacks,
+            "llm_circuit": circuit,
+        }
         print(json.dumps(output, ensure_ascii=False))
         return
     if fallbacks:

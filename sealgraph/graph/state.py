@@ -16,6 +16,11 @@ from typing_extensions import TypedDict
 from sealgraph.graph.events import Event
 
 
+def _first_reason(current: str, new: str) -> str:
+    """Keep the reason that opened the LLM circuit first (a later one does not replace it)."""
+    return current or new
+
+
 class SealInput(TypedDict):
     """What a caller passes in."""
 
@@ -82,3 +87,11 @@ class SealState(SealInput, SealOutput):
     offline runs never write it, so it stays 0). It lives in the state, not in the
     reasoner, because one compiled graph serves concurrent runs and a run resumed
     from a checkpoint must keep its account against ``llm.deadline_s``."""
+    llm_calls: Annotated[int, operator.add]
+    """LLM calls the run has made so far (retries and method probes included), kept
+    against ``llm.max_calls`` like ``llm_seconds`` against ``llm.deadline_s``."""
+    llm_circuit: Annotated[str, _first_reason]
+    """Why the run's LLM circuit is open ("" while closed): the permanent failure
+    (refused connection, rejected key, no supported structured output method) of the
+    step that opened it. Once set it stays: every later LLM step of the run falls
+    back without a call. Per run, for the same reasons as ``llm_seconds``."""

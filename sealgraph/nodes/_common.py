@@ -13,7 +13,7 @@ from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
 from sealgraph.index.protocol import require_search_index
-from sealgraph.reasoning.base import FELL_BACK
+from sealgraph.reasoning.base import FELL_BACK, LLMBudget
 
 
 def resolve(
@@ -109,16 +109,19 @@ class EventWriter:
 
         Each failed attempt is an ``llm_note``; a step that fell back writes one
         ``llm_fallback`` event whose data holds the step and the reason (its last
-        failure), which is what ``ask --json`` reports as ``llm_fallbacks``.
+        failure), which is what ``ask --json`` reports as ``llm_fallbacks``; a step
+        that opened the run's LLM circuit writes one ``llm_circuit`` event (``ask
+        --json``'s ``llm_circuit``).
         """
         calls = int(getattr(outcome, "llm_calls", 0))
         if calls:
-            self.add(
-                "llm_call",
-                f"{step}: {calls} LLM call(s)",
-                {"step": step, "seconds": float(getattr(outcome, "seconds", 0.0))},
-                llm_calls=calls,
-            )
+            data: dict[str, Any] = {
+                "step": step,
+                "seconds": float(getattr(outcome, "seconds", 0.0)),
+            }
+            if getattr(outcome, "method", ""):
+                data["method"] = outcome.method  # the structured output method that answered
+            self.add("llm_call", f"{step}: {calls} LLM call(s)", data, llm_calls=calls)
         notes = list(getattr(outcome, "notes", ()))
         fallback = bool(getattr(outcome, "fallback", False))
         if fallback and notes and notes[-1] == FELL_BACK:
@@ -132,6 +135,14 @@ class EventWriter:
                 f"{step}: {FELL_BACK} ({reason})",
                 {"step": step, "reason": reason, "attempts": calls},
             )
+        circuit = str(getattr(outcome, "circuit", "") or "")
+        if circuit:
+            self.add(
+                "llm_circuit",
+                f"{step}: LLM circuit open ({circuit}); the run's remaining LLM steps "
+                "use the offline reasoner",
+                {"step": step, "reason": circuit},
+            )
 
 
 def llm_time_left(state: Mapping[str, Any], cfg: SealConfig) -> float:
@@ -139,11 +150,32 @@ def llm_time_left(state: Mapping[str, Any], cfg: SealConfig) -> float:
     return cfg.llm.deadline_s - float(state.get("llm_seconds") or 0.0)
 
 
-def llm_seconds_update(outcome: Any) -> dict[str, float]:
-    """Return the state update charging a step's LLM time to the run (none without a call).
+def llm_budget(state: Mapping[str, Any], cfg: SealConfig) -> LLMBudget:
+    """Return what the run has left besides time (see :class:`LLMBudget`).
 
-    Offline steps spend none, so an offline run never writes ``llm_seconds`` and its
+    That is ``llm.max_calls`` minus the state's ``llm_calls``, and the state's
+    ``llm_circuit``.
+    """
+    max_calls = cfg.llm.max_calls
+    calls_left = None if max_calls is None else max_calls - int(state.get("llm_calls") or 0)
+    return LLMBudget(calls_left=calls_left, circuit=str(state.get("llm_circuit") or ""))
+
+
+def llm_seconds_update(outcome: Any) -> dict[str, Any]:
+    """Return the state update charging a step's LLM time and calls to the run.
+
+    Also opens the run's LLM circuit (``llm_circuit``) when the step did. Offline
+    steps spend nothing, so an offline run never writes these keys and its
     checkpoints stay as deterministic as before.
     """
+    update: dict[str, Any] = {}
     seconds = float(getattr(outcome, "seconds", 0.0))
-    return {"llm_seconds": seconds} if seconds > 0 else {}
+    if seconds > 0:
+        update["llm_seconds"] = seconds
+    calls = int(getattr(outcome, "llm_calls", 0))
+    if calls > 0:
+        update["llm_calls"] = calls
+    circuit = str(getattr(outcome, "circuit", "") or "")
+    if circuit:
+        update["llm_circuit"] = circuit
+    return update

@@ -6,7 +6,12 @@ from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
+from sealgraph.nodes._common import (
+    EventWriter,
+    llm_budget,
+    llm_seconds_update,
+    llm_time_left,
+)
 
 
 def assess(state, ctx, cfg, config) -> dict:
@@ -23,6 +28,7 @@ def assess(state, ctx, cfg, config) -> dict:
         feats,
         EntityLedger.from_dict(state.get("ledger")),
         time_left=llm_time_left(state, cfg),
+        budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, "assess")
     gaps = outcome.value.gaps

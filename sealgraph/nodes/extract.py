@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.ledger import EntityLedger
-from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
+from sealgraph.nodes._common import (
+    EventWriter,
+    llm_budget,
+    llm_seconds_update,
+    llm_time_left,
+)
 
 
 def extract(state, ctx, cfg, config) -> dict:
@@ -23,7 +28,11 @@ def extract(state, ctx, cfg, config) -> dict:
         chunks = ctx.index.get_chunks(new_ids)
         feats = knowledge_for(ctx.index).features(new_ids)
         outcome = ctx.reasoner.extract(
-            state.get("question", ""), chunks, feats, time_left=llm_time_left(state, cfg)
+            state.get("question", ""),
+            chunks,
+            feats,
+            time_left=llm_time_left(state, cfg),
+            budget=llm_budget(state, cfg),
         )
         w.outcome_notes(outcome, "extract")
         spent = llm_seconds_update(outcome)

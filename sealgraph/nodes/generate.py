@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
+from sealgraph.nodes._common import (
+    EventWriter,
+    llm_budget,
+    llm_seconds_update,
+    llm_time_left,
+)
 from sealgraph.pipeline import citations_for, span_texts
 
 
@@ -15,7 +20,11 @@ def generate(state, ctx, cfg, config) -> dict:
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     packed = state.get("packed", [])
     outcome = ctx.reasoner.generate(
-        needs, span_texts(packed), gaps, time_left=llm_time_left(state, cfg)
+        needs,
+        span_texts(packed),
+        gaps,
+        time_left=llm_time_left(state, cfg),
+        budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, "generate")
     ans = outcome.value

@@ -6,7 +6,12 @@ from sealgraph.ledger.candidates import gather_candidates
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
+from sealgraph.nodes._common import (
+    EventWriter,
+    llm_budget,
+    llm_seconds_update,
+    llm_time_left,
+)
 
 
 def micro_query(state, ctx, cfg, config) -> dict:
@@ -23,6 +28,7 @@ def micro_query(state, ctx, cfg, config) -> dict:
         kn.doc_titles,
         cfg.max_micro_queries,
         time_left=llm_time_left(state, cfg),
+        budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, "plan")
     queries = outcome.value

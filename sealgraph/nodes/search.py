@@ -5,7 +5,12 @@ from __future__ import annotations
 from sealgraph.errors import InputError
 from sealgraph.ledger.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
-from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
+from sealgraph.nodes._common import (
+    EventWriter,
+    llm_budget,
+    llm_seconds_update,
+    llm_time_left,
+)
 
 MAX_QUESTION_CHARS = 4000
 
@@ -35,7 +40,12 @@ def search(state, ctx, cfg, config) -> dict:
     w = EventWriter("search", config, 0)
     question = validate_question(state.get("question"))
     kn = knowledge_for(ctx.index)
-    outcome = ctx.reasoner.needs(question, kn.gazetteer, time_left=llm_time_left(state, cfg))
+    outcome = ctx.reasoner.needs(
+        question,
+        kn.gazetteer,
+        time_left=llm_time_left(state, cfg),
+        budget=llm_budget(state, cfg),
+    )
     w.outcome_notes(outcome, "needs")
     needs = outcome.value
     w.add(

@@ -1,5 +1,12 @@
 """Prompt templates, one file per LLM step, and the fencing of the text they quote.
 
+Each file holds two messages, each under its heading line: ``# System`` (the task,
+the reply's fields, a one-line JSON example of the reply with placeholder values,
+and the data rule) and ``# User`` (the question and the quoted blocks, last). Small
+models follow a short system message and a user message that is all data better
+than one long prompt. :func:`prompt_messages` fills and splits a file;
+:func:`prompt_example` returns its JSON example.
+
 Every prompt puts document text inside tags (``<documents>``, ``<context>``, ...)
 and tells the model to treat it as data: instructions that appear inside a
 document are never followed. For the tags to hold, quoted text must not be able
@@ -13,10 +20,12 @@ leaves no way to write ``</documents>`` from inside a document.
 from __future__ import annotations
 
 import html
+import json
+import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
-from typing import Protocol
+from typing import Any, Protocol
 
 PROMPT_NAMES = ("needs", "extract", "assess", "micro_query", "generate")
 """The LLM steps that have a prompt file."""
@@ -28,6 +37,49 @@ def load_prompt(name: str) -> str:
     if name not in PROMPT_NAMES:
         raise KeyError(f"unknown prompt {name!r}; known: {', '.join(PROMPT_NAMES)}")
     return resources.files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+
+
+SYSTEM_HEADING = "# System"
+USER_HEADING = "# User"
+_EXAMPLE = re.compile(r"^JSON example[^:\n]*: (\{.*\})[ \t]*$", re.MULTILINE)
+
+
+def _sections(name: str) -> tuple[str, str]:
+    text = load_prompt(name)
+    lines = text.splitlines()
+    try:
+        s, u = lines.index(SYSTEM_HEADING), lines.index(USER_HEADING)
+    except ValueError:
+        raise ValueError(
+            f"prompt {name!r} needs a {SYSTEM_HEADING!r} and a {USER_HEADING!r} line"
+        ) from None
+    if not s < u:
+        raise ValueError(f"prompt {name!r}: {SYSTEM_HEADING!r} must come before {USER_HEADING!r}")
+    return "\n".join(lines[s + 1 : u]).strip(), "\n".join(lines[u + 1 :]).strip()
+
+
+def prompt_messages(name: str, **values: str) -> tuple[str, str]:
+    """Return the (system, user) messages of prompt ``name`` filled with ``values``.
+
+    The values are put in as given: fence them first (:func:`fence`,
+    :func:`passages_block`).
+    """
+    system, user = _sections(name)
+    return system.format(**values), user.format(**values)
+
+
+@cache
+def _example_text(name: str) -> str:
+    system = _sections(name)[0].format()
+    found = _EXAMPLE.search(system)
+    if found is None:
+        raise ValueError(f"prompt {name!r} has no 'JSON example: {{...}}' line")
+    return found.group(1)
+
+
+def prompt_example(name: str) -> dict[str, Any]:
+    """Return the one-line JSON example of prompt ``name``'s reply (a fresh copy)."""
+    return json.loads(_example_text(name))
 
 
 def fence(text: str) -> str:

@@ -14,6 +14,15 @@ Every step takes ``time_left``: the seconds of LLM time the run has left
 account in its state, not in the reasoner, because one compiled graph (and so one
 reasoner) serves concurrent runs, and a resumed run must keep its own account.
 The offline reasoner ignores it.
+
+For the same reason every step also takes ``budget`` (:class:`LLMBudget`): the LLM
+calls the run may still make (``llm.max_calls`` minus the state's ``llm_calls``) and
+the run's LLM circuit, the reason a permanent failure (a refused connection, a
+rejected key, a server that supports no structured output method) gave when an
+earlier step opened it. A step that opens the circuit says so in
+:attr:`StepOutcome.circuit`; the graph keeps it in its state (``llm_circuit``), and
+every later step of that run falls back without a call. None (a direct call, outside
+a graph) means no calls bound and a closed circuit.
 """
 
 from __future__ import annotations
@@ -53,6 +62,21 @@ class StepOutcome(Generic[T]):
     """Why the step fell back: the last failure ("" when it did not)."""
     seconds: float = 0.0
     """Wall time spent on LLM calls (0 offline), charged to the run's ``llm.deadline_s``."""
+    circuit: str = ""
+    """Non-empty when this step opened the run's LLM circuit: the permanent failure
+    (refused connection, authentication, no supported structured output method)."""
+    method: str = ""
+    """The structured output method of the reply that was used ("" when none was)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMBudget:
+    """What a run has left for LLM calls besides time, read from the graph state."""
+
+    calls_left: int | None = None
+    """LLM calls the run may still make (None: no bound)."""
+    circuit: str = ""
+    """Why the run's LLM circuit is open ("" while it is closed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +133,7 @@ class Reasoner(Protocol):
         gazetteer: Gazetteer,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[QuestionNeeds]:
         """Read N(q): answer type, hop count and structure, the entities the question names.
 
@@ -124,6 +149,7 @@ class Reasoner(Protocol):
         features: Sequence[PassageFeatures],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """Read entities, relations and qualifiers from new passages (one batched call).
 
@@ -139,6 +165,7 @@ class Reasoner(Protocol):
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Verdict]:
         """Return the gap specification (no gaps = sufficient) and, when judged, need support."""
         ...
@@ -151,6 +178,7 @@ class Reasoner(Protocol):
         *,
         assessed: Mapping[str, float] | None = None,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[dict[str, float] | None]:
         """How well each evidence passage supports the needs, for packing (chunk id → [0, 1]).
 
@@ -169,6 +197,7 @@ class Reasoner(Protocol):
         limit: int,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
         """Return new atomic micro-queries, one per gap."""
         ...
@@ -180,6 +209,7 @@ class Reasoner(Protocol):
         gaps: Sequence[Gap],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """Answer from the packed spans, citing them."""
         ...

@@ -1,36 +1,69 @@
-"""The LLM reasoner: schema-checked LLM calls, bounded in time, with offline fallback.
+"""The LLM reasoner: schema-checked LLM calls, bounded in time and calls, with offline fallback.
 
-Each SEAL step makes at most one call per loop (extraction is batched over the new
-passages) through ``with_structured_output(..., include_raw=True)``: one call reads
-the question's needs before the search, then extract, assess and plan each loop,
-and generate once. Need support for packing costs no call of its own: the assess
-reply names the passages that support the needs. The pydantic
-schemas forbid unknown keys and require every field, so a reply that does not
-validate (``{"totally": "wrong"}``, ``{}``, plain text, a bad JSON body) is a
-failure, never an empty extraction or plan; ``include_raw`` keeps the rejected
-reply, whose excerpt goes into the log with the reason.
+Each SEAL step makes one call per loop when the model answers well (extraction is
+batched over the new passages): one call reads the question's needs before the
+search, then extract, assess and plan each loop, and generate once. Need support
+for packing costs no call of its own: the assess reply names the passages that
+support the needs.
 
-One step is one LangChain chain built per call: the attempt (model call, schema
+**Messages.** Each step sends a short system message (the task, the reply's fields,
+a one-line JSON example with placeholder values) and a user message holding the
+question and the fenced data (``sealgraph/prompts/<step>.md``). For JSON mode and
+plain completions the system message also carries the reply's compact JSON schema.
+
+**Structured output that adapts.** ``llm.structured_output_method = auto`` (the
+default) first asks the way the chat model class does by default (``json_schema``
+for ``ChatOpenAI``), then falls through function_calling → json_schema → json_mode
+→ plain when the server answers that a method is unsupported (HTTP 4xx/5xx whose
+message says so: ``response_format type must be one of "text" or "json_object"``,
+``tools param requires --jinja flag``, ...) or when the reply holds no JSON at all.
+The method that answers with JSON is remembered per (base_url, model) for the
+reasoner's lifetime, shared by its runs, and noted in the trace when it took a
+probe to find. Whatever the method, the reply is read the same way (a tool call's
+arguments, else the one JSON object in its text, code fences and prose around it
+allowed) and validated against its pydantic schema, which forbids unknown keys: a
+reply that does not validate (``{"totally": "wrong"}``, ``{}``, plain text) is a
+failure, never an empty extraction or plan.
+
+**Retries that tell.** A rejected reply is retried (``llm.retries``) with two more
+messages: the reply as the model wrote it (truncated), then what was wrong with it.
+A timeout or a passing server error is retried as it was. A permanent failure (a
+refused connection, a rejected key, a missing model, a server that supports no
+method) is not retried: it opens the run's LLM circuit (:attr:`StepOutcome.circuit`,
+kept in the graph state as ``llm_circuit``), and every later step of that run falls
+back without a call. The trace keeps each rejected reply (truncated) in its note and
+counts one fallback per step.
+
+**Bounded cost.** Each request carries the step's ``llm.max_tokens.<step>`` (as
+``max_tokens`` for a server with a base URL, see ``llm.max_tokens_param``); a run
+makes at most ``llm.max_calls`` calls (probes and retries included; the graph
+state's ``llm_calls`` counts them); and time is bounded at two levels (see
+:class:`~sealgraph.config.LLMConfig`): a step, all its attempts included, gets at
+most ``step_bound_s`` and never more than what the run has left of ``deadline_s``
+(``time_left``, kept in the graph state); each HTTP attempt gets ``timeout_s`` at
+most and never more than what is left of the step. When the run's time or calls
+are spent, steps fall back without making a call.
+
+One step is one LangChain chain built per call: the attempt (model calls, schema
 and sanity checks) ``.with_retry`` for ``LLMConfig.retries`` more attempts, then
 ``.with_fallbacks`` to the offline reasoner, which does that step instead; the
 outcome says so (and why), so the graph logs the fallback.
-
-Time is bounded at two levels (see :class:`~sealgraph.config.LLMConfig`): a step,
-all its attempts included, gets at most ``step_bound_s`` and never more than what
-the run has left of ``deadline_s`` (``time_left``, kept in the graph state); each
-HTTP attempt gets ``timeout_s`` at most and never more than what is left of the
-step. When the run's time is spent, steps fall back without making a call.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -48,12 +81,20 @@ from sealgraph.ledger.needs import (
     linked_docs,
     relation_words,
 )
-from sealgraph.prompts import fence, load_prompt, passages_block, unfence
+from sealgraph.prompts import fence, passages_block, prompt_example, prompt_messages, unfence
 from sealgraph.reasoning.answer import SpanText
-from sealgraph.reasoning.base import FELL_BACK, GeneratedAnswer, StepOutcome, Verdict
+from sealgraph.reasoning.base import (
+    FELL_BACK,
+    GeneratedAnswer,
+    LLMBudget,
+    StepOutcome,
+    Verdict,
+)
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.text import content_words, normalize_name
 from sealgraph.types import Chunk
+
+log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -62,13 +103,23 @@ MIN_ATTEMPT_S = 0.05
 """An attempt is not started with less step time left than this: it could not finish."""
 EXCERPT_CHARS = 200
 """Longest excerpt of an error message or a rejected reply kept in a note."""
+FEEDBACK_CHARS = 600
+"""Longest excerpt of a rejected reply sent back to the model with a retry."""
 RUN_DEADLINE_SPENT = "run deadline spent"
 """Fallback reason of a step started after the run's ``llm.deadline_s`` was used up."""
+MAX_CALLS_SPENT = "llm.max_calls spent"
+"""Fallback reason of a step started (or cut short) once the run's ``llm.max_calls`` were made."""
+CIRCUIT_OPEN = "LLM circuit open"
+"""Prefix of the fallback reason of a step started after the run's LLM circuit opened."""
+METHODS = ("function_calling", "json_schema", "json_mode", "plain")
+"""Structured output methods in the order ``auto`` falls through them (after the
+chat model's own default method, which it tries first)."""
 
 
 class _Reply(BaseModel):
     # Every reply model: unknown keys are an error (a schema-invalid reply must not
-    # pass as an empty one), and no field has a default, so {} never validates.
+    # pass as an empty one), and no field has a default, so {} never validates. The
+    # answer is the one exception: its citations may come as [n] markers instead.
     model_config = ConfigDict(extra="forbid")
 
 
@@ -159,9 +210,27 @@ class QueryPlan(_Reply):
 class AnswerOut(_Reply):
     """A cited answer."""
 
-    answer: str = Field(description="Short answer with [n] citations")
-    citations: list[int] = Field(description="Numbers of the passages cited")
-    insufficient: bool = Field(description="True when the context does not hold the answer")
+    # The one answer contract: citations as [n] markers in the text, in the list, or
+    # both; the numbers are read from both and checked once against the packed spans
+    # (LLMReasoner.generate).
+
+    answer: str = Field(description="Short answer with an [n] citation after each claim")
+    citations: list[int] = Field(
+        default_factory=list,
+        description="Numbers of the passages cited (may be left out when the answer has [n])",
+    )
+    insufficient: bool = Field(
+        default=False, description="True when the context does not hold the answer"
+    )
+
+
+_MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+
+
+def cited_numbers(answer: AnswerOut) -> set[int]:
+    """Return the passage numbers an answer cites: its ``[n]`` markers and its citations list."""
+    marked = {int(n) for m in _MARKER.finditer(answer.answer) for n in re.split(r"[,;]", m[1])}
+    return marked | set(answer.citations)
 
 
 def chat_model_from_config(config: LLMConfig):
@@ -214,6 +283,25 @@ def _without_sdk_retries(model: Any) -> Any:
     return type(model)(**{**fields, "max_retries": 0})
 
 
+def _native_method(model: Any) -> str:
+    """Return the structured output method the chat model class uses by default.
+
+    ``ChatOpenAI`` defaults to ``json_schema`` (the server constrains generation to
+    the schema, the surest way for a small model); a model whose
+    ``with_structured_output`` has no ``method`` (LangChain's base class) calls tools.
+    """
+    try:
+        param = inspect.signature(type(model).with_structured_output).parameters.get("method")
+    except (AttributeError, TypeError, ValueError):
+        param = None
+    default = getattr(param, "default", None)
+    return default if default in METHODS else "function_calling"
+
+
+class MethodUnavailable(Exception):
+    """The chat model cannot even build a request for a structured output method."""
+
+
 class StepFailed(Exception):
     """One attempt of an LLM step failed; ``retryable`` says whether another may start."""
 
@@ -228,39 +316,243 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, StepFailed) and exc.retryable
 
 
-def _excerpt(text: str) -> str:
+def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """Return the exception and its causes, outermost first (exception chains can loop)."""
+    out: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and all(cause is not e for e in out):
+        out.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return out
 
 
 def _describe_error(exc: BaseException) -> str:
     """One line naming the error: the type and a short message (validation errors per field)."""
-    cause: BaseException | None = exc
-    seen: set[int] = set()  # exception chains can loop
-    while cause is not None and id(cause) not in seen and not isinstance(cause, ValidationError):
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    cause = next((e for e in _chain(exc) if isinstance(e, ValidationError)), None)
     if isinstance(cause, ValidationError):
+        # Unknown keys and missing fields first, by name: what a retry must fix.
         errors = cause.errors()
-        parts = [
-            f"{'.'.join(str(p) for p in e['loc']) or '(reply)'}: {e['msg']}" for e in errors[:3]
+
+        def loc(e: Any) -> str:
+            return ".".join(str(p) for p in e["loc"]) or "(reply)"
+
+        extra = [loc(e) for e in errors if e["type"] == "extra_forbidden"]
+        missing = [loc(e) for e in errors if e["type"] == "missing"]
+        other = [
+            f"{loc(e)}: {e['msg']}"
+            for e in errors
+            if e["type"] not in ("extra_forbidden", "missing")
         ]
-        more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+        parts = [f"unknown key(s) {', '.join(extra)}"] if extra else []
+        parts += [f"missing required field(s) {', '.join(missing)}"] if missing else []
+        parts += other[:3]
+        more = f" (+{len(other) - 3} more)" if len(other) > 3 else ""
         return _excerpt(f"{cause.title} does not match its schema: {'; '.join(parts)}{more}")
     return _excerpt(f"{type(exc).__name__}: {exc}")
 
 
-def _raw_excerpt(raw: Any) -> str:
-    """Return the rejected reply as the model wrote it: its tool-call arguments, else its text."""
-    calls = list(getattr(raw, "tool_calls", None) or [])
-    calls += list(getattr(raw, "invalid_tool_calls", None) or [])
-    if calls:
-        args = calls[0].get("args")
-        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+# --- what kind of failure an exception is ----------------------------------------------
+
+TRANSIENT, FINAL, UNSUPPORTED, PERMANENT = "transient", "final", "unsupported", "permanent"
+"""Error kinds: retry it; do not retry this request (the same one fails again); the
+structured output method is unsupported (fall through, or open the circuit); nothing
+will work for the rest of the run (open the circuit)."""
+
+_METHOD_WORDS = re.compile(
+    r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|grammar|structured",
+    re.IGNORECASE,
+)
+_NOT_SUPPORTED = re.compile(
+    r"not supported|unsupported|does ?n[o']t support|not implemented|must be one of|"
+    r"requires? --|\brequires? the\b|unknown|unrecognized|not recognized|invalid|"
+    r"not allowed|not permitted|not available",
+    re.IGNORECASE,
+)
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def _status(chain: Sequence[BaseException]) -> int | None:
+    for e in chain:
+        status = getattr(e, "status_code", None)
+        if isinstance(status, int):
+            return status
+    return None
+
+
+def _error_kind(exc: BaseException) -> str:
+    """Classify an exception raised by a model call (see :data:`TRANSIENT` and friends).
+
+    Read from the names of the exception classes (the OpenAI SDK's, httpx's and
+    LangChain's provider-neutral ``Model*Error``) and the HTTP status, so that no
+    client library has to be imported.
+    """
+    chain = _chain(exc)
+    names = set().union(*(_names(e) for e in chain))
+    if "MethodUnavailable" in names:
+        return UNSUPPORTED
+    if names & {"TimeoutError", "ModelTimeoutError", "APITimeoutError", "TimeoutException"}:
+        return TRANSIENT
+    if names & {"ConnectionRefusedError", "ConnectError"}:
+        return PERMANENT  # nothing listens there (or the name does not resolve)
+    status = _status(chain)
+    if status in (401, 403, 404) or names & {
+        "ModelAuthenticationError",
+        "ModelPermissionDeniedError",
+        "ModelNotFoundError",
+    }:
+        return PERMANENT
+    if status is not None and status >= 400:
+        text = " ".join(str(e) for e in chain)
+        if _METHOD_WORDS.search(text) and _NOT_SUPPORTED.search(text):
+            return UNSUPPORTED
+    if "ContextOverflowError" in names or status in (400, 413, 422):
+        return FINAL
+    return TRANSIENT
+
+
+def _permanent_reason(exc: BaseException) -> str:
+    """Why nothing will work for the rest of the run, from a permanent error."""
+    chain = _chain(exc)
+    innermost = chain[-1]
+    if set().union(*(_names(e) for e in chain)) & {"ConnectionRefusedError", "ConnectError"}:
+        return f"cannot connect to the LLM server ({_describe_error(innermost)})"
+    status = _status(chain)
+    what = {401: "the API key was rejected", 403: "access was denied", 404: "not found"}
+    lead = what.get(status or 0, "the LLM server refused the request")
+    return f"{lead} ({_describe_error(exc)})"
+
+
+# --- reading a reply ---------------------------------------------------------------------
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Return the JSON objects written in ``text`` (prose and code fences around them allowed)."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    i = text.find("{")
+    while i != -1 and len(found) < 8:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except ValueError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+        i = text.find("{", end)
+    return found
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks
+        return "".join(
+            b if isinstance(b, str) else str(b.get("text", "")) if isinstance(b, dict) else ""
+            for b in content
+        )
+    return "" if content is None else str(content)
+
+
+@dataclass
+class _Read:
+    """What one reply holds: the JSON object found in it, and the text it was read from."""
+
+    data: dict[str, Any] | None
+    """The reply's JSON object (a tool call's arguments, else the one in its text)."""
+    text: str
+    """The reply as the model wrote it (tool-call arguments or content), for notes."""
+    parsed: BaseModel | None = None
+    """An instance the model's runnable returned itself (no raw message to read)."""
+    cut: bool = False
+    """True when generation stopped at the token bound (``finish_reason: length``)."""
+
+
+def _read_reply(reply: Any, schema: type[BaseModel]) -> _Read:
+    """Read a reply of any method.
+
+    A ``with_structured_output(include_raw=True)`` dict, a plain ``AIMessage``, or
+    what a model's own runnable returned (an instance, a dict).
+    """
+    if isinstance(reply, dict) and "raw" in reply:
+        raw, given = reply.get("raw"), reply.get("parsed")
+    elif isinstance(reply, BaseMessage):
+        raw, given = reply, None
+    elif isinstance(reply, schema):
+        return _Read(None, reply.model_dump_json(), parsed=reply)
+    elif isinstance(reply, dict):
+        return _Read(reply, json.dumps(reply, ensure_ascii=False))
     else:
-        content = getattr(raw, "content", raw)
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    return _excerpt(text) if text.strip() else "(empty)"
+        return _Read(None, "" if reply is None else str(reply))
+    meta = getattr(raw, "response_metadata", None) or {}
+    cut = meta.get("finish_reason") == "length"
+    for call in getattr(raw, "tool_calls", None) or []:
+        args = call.get("args")
+        if isinstance(args, dict):
+            return _Read(args, json.dumps(args, ensure_ascii=False), cut=cut)
+    for call in getattr(raw, "invalid_tool_calls", None) or []:
+        args = call.get("args")
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        objects = _json_objects(text or "")
+        return _Read(_pick(objects, schema), text or "", cut=cut)
+    text = _content_text(getattr(raw, "content", raw))
+    data = _pick(_json_objects(text), schema)
+    if data is None and isinstance(given, schema):
+        return _Read(None, text, parsed=given, cut=cut)
+    return _Read(data, text, cut=cut)
+
+
+def _pick(objects: Sequence[dict[str, Any]], schema: type[BaseModel]) -> dict[str, Any] | None:
+    """Return the first object that validates against ``schema``, else the first one (or None)."""
+    for obj in objects:
+        try:
+            schema.model_validate(obj)
+        except ValidationError:
+            continue
+        return obj
+    return objects[0] if objects else None
+
+
+def _validate(data: dict[str, Any], schema: type[M]) -> M:
+    """Validate ``data``; a reply wrapped in one key (``{"Extraction": {...}}``) is unwrapped."""
+    try:
+        return schema.model_validate(data)
+    except ValidationError:
+        if len(data) == 1:
+            (inner,) = data.values()
+            if isinstance(inner, dict):
+                try:
+                    return schema.model_validate(inner)
+                except ValidationError:
+                    pass
+        raise
+
+
+def _compact(node: Any) -> Any:
+    # Titles repeat the names; an object's own description is the class docstring.
+    if isinstance(node, dict):
+        drop = {"title"} | ({"description"} if "properties" in node else set())
+        return {k: _compact(v) for k, v in node.items() if not (k in drop and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_compact(v) for v in node]
+    return node
+
+
+@cache
+def schema_hint(schema: type[BaseModel]) -> str:
+    """Return the line giving JSON mode and plain completions the reply's compact JSON schema."""
+    compact = json.dumps(_compact(schema.model_json_schema()), separators=(",", ":"))
+    return f"Reply with JSON only: one JSON object that follows this JSON schema: {compact}"
+
+
+# --- one step's book-keeping ---------------------------------------------------------------
 
 
 @dataclass
@@ -269,25 +561,57 @@ class _StepRun:
 
     bound_s: float
     """Seconds the step may take, all attempts included."""
+    calls_left: int | None = None
+    """Calls the run may still make (``llm.max_calls`` minus what it made), None: no bound."""
     start: float = field(default_factory=time.monotonic)
     calls: int = 0
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    cut_short: bool = False
-    """True when an attempt was not started because the step's time was spent."""
+    stop: str = ""
+    """Why an attempt was not started: the step's time or the run's calls were spent."""
+    circuit: str = ""
+    """The permanent failure that opened the run's LLM circuit in this step."""
+    method: str = ""
+    """The structured output method of the reply that was used."""
+    feedback: tuple[str, str] | None = None
+    """(rejected reply, what was wrong with it), sent with the next attempt."""
     llm_end: float | None = None
 
     def left(self) -> float:
         return self.start + self.bound_s - time.monotonic()
 
-    def failed(self, reason: str) -> StepFailed:
+    def failed(self, reason: str, *, retryable: bool = True) -> StepFailed:
         self.failures.append(reason)
         self.notes.append(f"attempt {self.calls} failed: {reason}")
+        return StepFailed(reason, retryable=retryable)
+
+    def rejected(self, reason: str, reply: str) -> StepFailed:
+        """Note an unusable reply (with the reply) and tell the next attempt what was wrong."""
+        self.feedback = (_excerpt(reply, FEEDBACK_CHARS) if reply.strip() else "(empty)", reason)
+        shown = _excerpt(reply) if reply.strip() else "(empty)"
+        self.failures.append(reason)
+        self.notes.append(f"attempt {self.calls} failed: {reason}; reply: {shown}")
         return StepFailed(reason)
 
+    def open_circuit(self, reason: str) -> StepFailed:
+        self.circuit = reason
+        self.failures.append(reason)
+        self.notes.append(
+            f"attempt {self.calls} failed: {reason}; the LLM circuit opens: "
+            "the run's remaining LLM steps use the offline reasoner, no call made"
+        )
+        return StepFailed(reason, retryable=False)
+
+    def not_made(self, why: str, note: str) -> StepFailed:
+        self.stop = why
+        self.notes.append(f"attempt {self.calls + 1} not made: {note}")
+        return StepFailed(why, retryable=False)
+
     def reason(self) -> str:
-        last = self.failures[-1] if self.failures else "step deadline spent"
-        return f"{last} (step deadline spent)" if self.cut_short and self.failures else last
+        if self.circuit:
+            return self.circuit
+        last = self.failures[-1] if self.failures else (self.stop or "step deadline spent")
+        return f"{last} ({self.stop})" if self.stop and self.failures else last
 
     def seconds(self) -> float:
         end = self.llm_end if self.llm_end is not None else time.monotonic()
@@ -296,13 +620,31 @@ class _StepRun:
 
 @dataclass(frozen=True)
 class _Step(Generic[M, T]):
-    """What one LLM step needs: its schema and checks, and how to turn a reply into a value."""
+    """What one LLM step needs: its messages, schema and checks, and how to use a reply."""
 
+    name: str
+    """The step (``needs``, ``extract``, ``assess``, ``plan``, ``generate``): its
+    ``llm.max_tokens`` entry."""
     schema: type[M]
-    prompt: str
+    system: str
+    user: str
     convert: Callable[[M], T]
     offline: Callable[[], StepOutcome[T]]
     validate: Callable[[M], str | None] | None = None
+    example: dict[str, Any] | None = None
+    """The prompt's JSON example: a reply that copies it is rejected."""
+
+
+@dataclass
+class _MethodMemory:
+    """What the reasoner learnt about one (base_url, model)'s structured output methods."""
+
+    working: str | None = None
+    """The method whose reply held JSON (used first from then on)."""
+    unsupported: dict[str, str] = field(default_factory=dict)
+    """Method → the server's error saying it is unsupported (never tried again)."""
+    unparsable: set[str] = field(default_factory=set)
+    """Methods whose reply held no JSON while none worked yet (tried last)."""
 
 
 class LLMReasoner:
@@ -311,9 +653,9 @@ class LLMReasoner:
     Args:
         model: Any LangChain chat model supporting ``with_structured_output``. A
             ``ChatOpenAI`` gets the OpenAI SDK's own retries turned off (ours are
-            counted and bounded) and a per-request timeout on every attempt; other
-            models must bound their own calls.
-        config: Retries, timeouts, deadlines and the structured-output method.
+            counted and bounded), a per-request timeout on every attempt and the
+            step's token bound; other models must bound their own calls and output.
+        config: Retries, timeouts, deadlines, token bounds and the structured-output method.
 
     """
 
@@ -324,70 +666,264 @@ class LLMReasoner:
         self.config = config or LLMConfig()
         self.offline = OfflineReasoner()
         cls = _openai_chat_class()
-        self._per_request_timeout = cls is not None and isinstance(self.model, cls)
+        self._openai = cls is not None and isinstance(self.model, cls)
+        base = getattr(self.model, "openai_api_base", None)
+        name = getattr(self.model, "model_name", None) or getattr(self.model, "model", None)
+        self._key = (str(base or ""), str(name or type(self.model).__name__))
+        where = f"at {base}" if base else "(OpenAI API)" if self._openai else ""
+        self._model_desc = " ".join(p for p in (f"model {self._key[1]!r}", where) if p)
+        native = _native_method(self.model)
+        self._order = (native, *(m for m in METHODS if m != native))
+        self._methods: dict[tuple[str, str], _MethodMemory] = {}
+        self._lock = threading.Lock()
+        param = self.config.max_tokens_param
+        if param == "auto":  # the OpenAI API reads max_completion_tokens; other servers max_tokens
+            other_server = bool(base) and "api.openai.com" not in str(base)
+            param = "max_tokens" if other_server else "max_completion_tokens"
+        self._max_tokens_param = param
+
+    # --- structured output methods -------------------------------------------------------
+
+    @property
+    def _auto(self) -> bool:
+        return self.config.structured_output_method == "auto"
+
+    def structured_output_method(self) -> str | None:
+        """Return the method remembered for this reasoner's model (None before one answered)."""
+        if not self._auto:
+            return self.config.structured_output_method
+        with self._lock:
+            memory = self._methods.get(self._key)
+            return memory.working if memory else None
+
+    def _candidates(self) -> list[str]:
+        """Return the methods one attempt may try, in order (``auto``), or the configured one."""
+        if not self._auto:
+            return [self.config.structured_output_method]
+        with self._lock:
+            memory = self._methods.setdefault(self._key, _MethodMemory())
+            order = list(self._order)
+            if memory.working:
+                order.remove(memory.working)
+                order.insert(0, memory.working)
+            order = [m for m in order if m not in memory.unsupported]
+            if not memory.working:
+                fresh = [m for m in order if m not in memory.unparsable]
+                order = fresh or order[-1:]
+            return order
+
+    def _confirmed(self, method: str) -> bool:
+        with self._lock:
+            memory = self._methods.get(self._key)
+            return memory is not None and memory.working == method
+
+    def _learn(self, method: str, *, unsupported: str = "", unparsable: bool = False) -> None:
+        with self._lock:
+            memory = self._methods.setdefault(self._key, _MethodMemory())
+            if unsupported:
+                memory.unsupported[method] = unsupported
+                if memory.working == method:
+                    memory.working = None
+            elif unparsable:
+                memory.unparsable.add(method)
+
+    def _remember(self, method: str, run: _StepRun, probed: bool) -> None:
+        """Remember the method whose reply held JSON; note it when it took a probe to find."""
+        with self._lock:
+            memory = self._methods.setdefault(self._key, _MethodMemory())
+            if memory.working == method:
+                return
+            memory.working = method
+            memory.unparsable.discard(method)
+            skipped = dict(memory.unsupported)
+        log.info("structured output: %s works for %s (remembered)", method, self._model_desc)
+        if probed or skipped:
+            run.notes.append(
+                f"structured output: {method} works for {self._model_desc}; remembered "
+                "for the following steps (llm.structured_output_method=auto)"
+            )
 
     # --- the chain of one step -----------------------------------------------------------
 
-    def _structured(self, schema: type[BaseModel], timeout_s: float) -> Runnable:
-        # ChatOpenAI forwards extra with_structured_output kwargs into the request,
-        # and the OpenAI SDK takes a per-request timeout: the attempt gets the step's
-        # remaining time, not the client's fixed one.
-        extra = {"timeout": timeout_s} if self._per_request_timeout else {}
-        return self.model.with_structured_output(
-            schema, method=self.config.structured_output_method, include_raw=True, **extra
-        )
+    def _request_kwargs(self, step: str, timeout_s: float) -> dict[str, Any]:
+        """Per-request settings for a ``ChatOpenAI``: the timeout and the step's token bound.
+
+        The OpenAI SDK takes a per-request timeout: the attempt gets the step's
+        remaining time, not the client's fixed one. ``ChatOpenAI`` sends a
+        ``max_tokens`` binding as ``max_completion_tokens``; for servers that only
+        read ``max_tokens`` it goes in the request body as such (``extra_body``).
+        """
+        if not self._openai:
+            return {}
+        kwargs: dict[str, Any] = {"timeout": timeout_s}
+        bound = getattr(self.config.max_tokens, step)
+        if bound is not None:
+            if self._max_tokens_param == "max_tokens":
+                own = getattr(self.model, "extra_body", None) or {}
+                kwargs["extra_body"] = {**own, "max_tokens": bound}
+            else:
+                kwargs["max_tokens"] = bound
+        return kwargs
+
+    def _call(
+        self,
+        method: str,
+        step: _Step[M, T],
+        messages: list[BaseMessage],
+        timeout_s: float,
+        config: RunnableConfig,
+    ) -> Any:
+        kwargs = self._request_kwargs(step.name, timeout_s)
+        if method == "plain":
+            runnable: Runnable = self.model.bind(**kwargs) if kwargs else self.model
+        else:
+            try:
+                # ChatOpenAI forwards extra with_structured_output kwargs into the request.
+                runnable = self.model.with_structured_output(
+                    step.schema, method=method, include_raw=True, **kwargs
+                )
+            except (NotImplementedError, TypeError, ValueError) as exc:
+                raise MethodUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        return runnable.invoke(messages, config)
+
+    def _messages(
+        self, step: _Step[M, T], method: str, feedback: tuple[str, str] | None
+    ) -> list[BaseMessage]:
+        """System and user message; JSON mode and plain get the schema; a retry, the feedback."""
+        system = step.system
+        if method in ("json_mode", "plain"):
+            system = f"{system}\n\n{schema_hint(step.schema)}"
+        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(step.user)]
+        if feedback is not None:
+            reply, problem = feedback
+            messages += [
+                AIMessage(reply),
+                HumanMessage(
+                    f"That reply was rejected: {problem}. Reply again with one JSON object "
+                    "as described above, with this corrected."
+                ),
+            ]
+        return messages
 
     def _attempt(self, run: _StepRun, step: _Step[M, T], config: RunnableConfig) -> M:
-        """Make one call and check the reply; raise :class:`StepFailed` when it is unusable."""
-        left = run.left()
-        if left < MIN_ATTEMPT_S:
-            run.cut_short = True
-            run.notes.append(
-                f"attempt {run.calls + 1} not made: the step's {run.bound_s:g} s are spent"
-            )
-            raise StepFailed("step deadline spent", retryable=False)
-        run.calls += 1
-        try:
-            reply = self._structured(step.schema, min(self.config.timeout_s, left)).invoke(
-                step.prompt, config
-            )
-        except Exception as exc:  # timeouts, HTTP errors, bad bodies: this attempt failed
-            raise run.failed(_describe_error(exc)) from exc
-        raw = reply.get("raw") if isinstance(reply, dict) else None
-        parsed = reply.get("parsed") if isinstance(reply, dict) else reply
-        error = reply.get("parsing_error") if isinstance(reply, dict) else None
-        if error is not None:
-            raise run.failed(f"{_describe_error(error)}; reply: {_raw_excerpt(raw)}")
-        if isinstance(parsed, dict):  # a model returning plain dicts
+        """One attempt: call (trying methods in turn under ``auto``) and check the reply.
+
+        Raise :class:`StepFailed` when it is unusable; a permanent failure opens the
+        circuit (not retryable).
+        """
+        methods = self._candidates()
+        if not methods:
+            with self._lock:
+                why = "; ".join(
+                    f"{m}: {e}" for m, e in self._methods[self._key].unsupported.items()
+                )
+            raise run.open_circuit(f"the server supports no structured output method ({why})")
+        for i, method in enumerate(methods):
+            last = i == len(methods) - 1
+            left = run.left()
+            if left < MIN_ATTEMPT_S:
+                raise run.not_made("step deadline spent", f"the step's {run.bound_s:g} s are spent")
+            if run.calls_left is not None and run.calls >= run.calls_left:
+                raise run.not_made(MAX_CALLS_SPENT, f"{MAX_CALLS_SPENT} (the run's calls are made)")
+            run.calls += 1
+            messages = self._messages(step, method, run.feedback)
             try:
-                parsed = step.schema.model_validate(parsed)
+                reply = self._call(method, step, messages, min(self.config.timeout_s, left), config)
+            except Exception as exc:  # timeouts, HTTP errors, bad bodies: this call failed
+                kind = _error_kind(exc)
+                text = _describe_error(exc)
+                if kind == UNSUPPORTED and self._auto:
+                    self._learn(method, unsupported=text)
+                    if not last:
+                        run.notes.append(
+                            f"attempt {run.calls}: the server does not support {method} "
+                            f"({text}); trying {methods[i + 1]}"
+                        )
+                        continue
+                    if self._candidates():  # methods that answered without JSON remain
+                        raise run.failed(f"the server does not support {method} ({text})") from exc
+                    raise run.open_circuit(
+                        f"the server supports no structured output method (last, {method}: {text})"
+                    ) from exc
+                if kind == UNSUPPORTED:
+                    raise run.open_circuit(
+                        f"the server does not support llm.structured_output_method={method} "
+                        f"({text}); set it to auto"
+                    ) from exc
+                if kind == PERMANENT:
+                    raise run.open_circuit(_permanent_reason(exc)) from exc
+                raise run.failed(text, retryable=kind == TRANSIENT) from exc
+            read = _read_reply(reply, step.schema)
+            if read.data is None and read.parsed is None:
+                why = f"unparsable reply: no JSON {step.schema.__name__} object"
+                if read.cut:
+                    why += f" (cut at llm.max_tokens.{step.name})"
+                if self._auto and not last and not self._confirmed(method):
+                    self._learn(method, unparsable=True)
+                    shown = _excerpt(read.text) if read.text.strip() else "(empty)"
+                    run.notes.append(
+                        f"attempt {run.calls}: {method} gave an {why} ({shown}); "
+                        f"trying {methods[i + 1]}"
+                    )
+                    continue
+                raise run.rejected(why, read.text)
+            if self._auto:
+                self._remember(method, run, probed=i > 0)
+            return self._check(run, step, method, read)
+        raise AssertionError("unreachable: the last method returns or raises")  # pragma: no cover
+
+    def _check(self, run: _StepRun, step: _Step[M, T], method: str, read: _Read) -> M:
+        """Validate a reply against its schema and the step's own checks."""
+        cut = f" (cut at llm.max_tokens.{step.name})" if read.cut else ""
+        if read.parsed is not None:
+            parsed = read.parsed
+        else:
+            assert read.data is not None
+            if step.example is not None and read.data == step.example:
+                raise run.rejected(
+                    "the reply copies the JSON example of the instructions; "
+                    "answer from the question and passages given",
+                    read.text,
+                )
+            try:
+                parsed = _validate(read.data, step.schema)
             except ValidationError as exc:
-                raise run.failed(f"{_describe_error(exc)}; reply: {_raw_excerpt(raw)}") from exc
+                raise run.rejected(f"{_describe_error(exc)}{cut}", read.text) from exc
         if not isinstance(parsed, step.schema):
-            got = "nothing" if parsed is None else type(parsed).__name__
-            raise run.failed(
-                f"unparsable reply: no {step.schema.__name__} ({got}); reply: {_raw_excerpt(raw)}"
-            )
+            raise run.rejected(f"unparsable reply: no {step.schema.__name__}", read.text)
         problem = step.validate(parsed) if step.validate else None
         if problem:
-            raise run.failed(problem)
+            raise run.rejected(problem, read.text)
+        run.method = method
         return parsed
 
-    def _run(self, step: _Step[M, T], time_left: float | None) -> StepOutcome[T]:
-        """Run one step: attempt, retry, fall back; count calls and time."""
-        if time_left is not None and time_left < MIN_ATTEMPT_S:
-            offline = step.offline()
-            note = f"{RUN_DEADLINE_SPENT}: no LLM time left (llm.deadline_s), no call made"
-            return StepOutcome(offline.value, 0, (note, FELL_BACK), True, RUN_DEADLINE_SPENT, 0.0)
-        bound = self.config.step_bound_s
-        run = _StepRun(bound if time_left is None else min(bound, time_left))
+    def _no_call(self, step: _Step[M, T], reason: str, note: str) -> StepOutcome[T]:
+        offline = step.offline()
+        return StepOutcome(offline.value, 0, (note, FELL_BACK), True, reason, 0.0)
 
-        def fall_back(_: str) -> tuple[T, bool]:
+    def _run(
+        self, step: _Step[M, T], time_left: float | None, budget: LLMBudget | None
+    ) -> StepOutcome[T]:
+        """Run one step: attempt, retry, fall back; count calls and time."""
+        budget = budget or LLMBudget()
+        if budget.circuit:
+            reason = f"{CIRCUIT_OPEN}: {budget.circuit}"
+            return self._no_call(step, reason, f"{reason}; no call made")
+        if time_left is not None and time_left < MIN_ATTEMPT_S:
+            note = f"{RUN_DEADLINE_SPENT}: no LLM time left (llm.deadline_s), no call made"
+            return self._no_call(step, RUN_DEADLINE_SPENT, note)
+        if budget.calls_left is not None and budget.calls_left <= 0:
+            note = f"{MAX_CALLS_SPENT}: the run made its llm.max_calls calls, no call made"
+            return self._no_call(step, MAX_CALLS_SPENT, note)
+        bound = self.config.step_bound_s
+        run = _StepRun(bound if time_left is None else min(bound, time_left), budget.calls_left)
+
+        def fall_back(_: Any) -> tuple[T, bool]:
             run.llm_end = time.monotonic()
             return step.offline().value, True
 
         attempt = RunnableLambda(
-            lambda _prompt, config: self._attempt(run, step, config), name="llm_attempt"
+            lambda _step, config: self._attempt(run, step, config), name="llm_attempt"
         )
         chain = (
             attempt.with_retry(
@@ -400,12 +936,33 @@ class LLMReasoner:
             [RunnableLambda(fall_back, name="offline_reasoner")],
             exceptions_to_handle=(StepFailed,),
         )
-        value, fell_back = chain.invoke(step.prompt)
+        value, fell_back = chain.invoke(step.name)
         if fell_back:
             return StepOutcome(
-                value, run.calls, (*run.notes, FELL_BACK), True, run.reason(), run.seconds()
+                value,
+                run.calls,
+                (*run.notes, FELL_BACK),
+                True,
+                run.reason(),
+                run.seconds(),
+                circuit=run.circuit,
             )
-        return StepOutcome(value, run.calls, tuple(run.notes), False, "", run.seconds())
+        return StepOutcome(
+            value, run.calls, tuple(run.notes), False, "", run.seconds(), method=run.method
+        )
+
+    def _step(
+        self,
+        name: str,
+        prompt: str,
+        schema: type[M],
+        convert: Callable[[M], T],
+        offline: Callable[[], StepOutcome[T]],
+        validate: Callable[[M], str | None] | None = None,
+        **values: str,
+    ) -> _Step[M, T]:
+        system, user = prompt_messages(prompt, **values)
+        return _Step(name, schema, system, user, convert, offline, validate, prompt_example(prompt))
 
     # --- the steps ----------------------------------------------------------------------
 
@@ -415,6 +972,7 @@ class LLMReasoner:
         gazetteer: Gazetteer,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[QuestionNeeds]:
         """One call reading the question's needs; its names are linked through the gazetteer.
 
@@ -426,7 +984,6 @@ class LLMReasoner:
         ("bridge" with 1 hop), is rejected: retried, then the offline reading
         (:func:`~sealgraph.ledger.needs.question_needs`) is used instead.
         """
-        prompt = load_prompt("needs").format(question=fence(question))
 
         def check(r: NeedsReading) -> str | None:
             if not 1 <= r.hops <= MAX_HOPS:
@@ -441,16 +998,16 @@ class LLMReasoner:
                 return f"structure {r.structure!r} does not fit hops={r.hops}"
             return None
 
-        return self._run(
-            _Step(
-                NeedsReading,
-                prompt,
-                lambda r: _needs(question, r, gazetteer),
-                lambda: self.offline.needs(question, gazetteer),
-                check,
-            ),
-            time_left,
+        step = self._step(
+            "needs",
+            "needs",
+            NeedsReading,
+            lambda r: _needs(question, r, gazetteer),
+            lambda: self.offline.needs(question, gazetteer),
+            check,
+            question=fence(question),
         )
+        return self._run(step, time_left, budget)
 
     def extract(
         self,
@@ -459,22 +1016,21 @@ class LLMReasoner:
         features: Sequence[PassageFeatures],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """One batched extraction call over the new passages, focused by the question."""
         if not chunks:
             return StepOutcome(Facts())
-        prompt = load_prompt("extract").format(
-            question=fence(question), passages=passages_block(chunks)
+        step = self._step(
+            "extract",
+            "extract",
+            Extraction,
+            lambda out: _facts(out, chunks, features),
+            lambda: self.offline.extract(question, chunks, features),
+            question=fence(question),
+            passages=passages_block(chunks),
         )
-        return self._run(
-            _Step(
-                Extraction,
-                prompt,
-                lambda out: _facts(out, chunks, features),
-                lambda: self.offline.extract(question, chunks, features),
-            ),
-            time_left,
-        )
+        return self._run(step, time_left, budget)
 
     def assess(
         self,
@@ -484,6 +1040,7 @@ class LLMReasoner:
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Verdict]:
         """One assess call: the model's gaps, and the passages it says support the needs.
 
@@ -493,9 +1050,6 @@ class LLMReasoner:
         The graph keeps it for packing, which asks :meth:`support` for it.
         """
         names = "\n".join(fence(e.name) for e in ledger.entities.values()) or "(empty)"
-        prompt = load_prompt("assess").format(
-            question=fence(needs.question), ledger=names, passages=passages_block(features)
-        )
 
         def check(a: Assessment) -> str | None:
             if not a.sufficient and not a.gaps:
@@ -515,16 +1069,18 @@ class LLMReasoner:
             )
             return Verdict(gaps, support)
 
-        return self._run(
-            _Step(
-                Assessment,
-                prompt,
-                convert,
-                lambda: self.offline.assess(needs, items, features, ledger),
-                check,
-            ),
-            time_left,
+        step = self._step(
+            "assess",
+            "assess",
+            Assessment,
+            convert,
+            lambda: self.offline.assess(needs, items, features, ledger),
+            check,
+            question=fence(needs.question),
+            ledger=names,
+            passages=passages_block(features),
         )
+        return self._run(step, time_left, budget)
 
     def support(
         self,
@@ -534,6 +1090,7 @@ class LLMReasoner:
         *,
         assessed: Mapping[str, float] | None = None,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[dict[str, float] | None]:
         """Return the need support the last assessment judged (no call is made).
 
@@ -559,17 +1116,28 @@ class LLMReasoner:
         limit: int,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
-        """One micro-query call for all open gaps."""
+        """One micro-query call for all open gaps.
+
+        A query that copies the prompt's example query is rejected (small models echo
+        examples): the retry says so.
+        """
         if not gaps:
             return StepOutcome([])
-        prompt = load_prompt("micro_query").format(
-            question=fence(needs.question),
-            gaps="\n".join(
-                fence(f"- {g.kind}: {g.entity} {g.relation} ({g.reason})") for g in gaps
-            ),
-            issued="\n".join(fence(f"- {q}") for q in issued) or "(none)",
-        )
+        examples = {
+            normalize_name(str(q.get("text", "")))
+            for q in prompt_example("micro_query").get("queries", [])
+        }
+
+        def check(out: QueryPlan) -> str | None:
+            copied = [q.text for q in out.queries if normalize_name(unfence(q.text)) in examples]
+            if copied:
+                return (
+                    f"the query {copied[0]!r} copies the example of the instructions; "
+                    "write queries naming the entities of the open gaps"
+                )
+            return None
 
         def convert(out: QueryPlan) -> list[MicroQuery]:
             seen = {normalize_name(q) for q in issued}
@@ -582,15 +1150,20 @@ class LLMReasoner:
                     queries.append(MicroQuery(text, unfence(q.entity), q.gap_kind, ()))
             return queries
 
-        return self._run(
-            _Step(
-                QueryPlan,
-                prompt,
-                convert,
-                lambda: self.offline.plan(needs, gaps, issued, doc_titles, limit),
+        step = self._step(
+            "plan",
+            "micro_query",
+            QueryPlan,
+            convert,
+            lambda: self.offline.plan(needs, gaps, issued, doc_titles, limit),
+            check,
+            question=fence(needs.question),
+            gaps="\n".join(
+                fence(f"- {g.kind}: {g.entity} {g.relation} ({g.reason})") for g in gaps
             ),
-            time_left,
+            issued="\n".join(fence(f"- {q}") for q in issued) or "(none)",
         )
+        return self._run(step, time_left, budget)
 
     def generate(
         self,
@@ -599,30 +1172,48 @@ class LLMReasoner:
         gaps: Sequence[Gap],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
-        """One generation call; an answer citing nothing it was given is rejected and retried."""
+        """One generation call, under one answer contract.
+
+        The answer cites passages as ``[n]`` markers in its text, in its citations
+        list, or both; the numbers are read from both (:func:`cited_numbers`) and
+        checked once: an answer that does not decline must cite at least one packed
+        span and no number that is not one. A rejected answer is retried with the
+        reason, then the offline answer is used.
+        """
         valid = {s.n for s in spans}
-        prompt = load_prompt("generate").format(
-            question=fence(needs.question), context=passages_block(spans)
-        )
 
         def check(a: AnswerOut) -> str | None:
             if a.insufficient:
                 return None
-            if not any(n in valid for n in a.citations):
-                return "the answer cites no passage it was given"
+            cited = cited_numbers(a)
+            unknown = sorted(cited - valid)
+            if unknown:
+                given = ", ".join(f"[{n}]" for n in sorted(valid)) or "none"
+                return (
+                    f"the answer cites {', '.join(f'[{n}]' for n in unknown)}, which is not "
+                    f"a passage of the context (its passages: {given})"
+                )
+            if not cited:
+                return "the answer cites no passage: write [n] after each claim"
             return None
 
         def convert(a: AnswerOut) -> GeneratedAnswer:
-            cited = tuple(sorted({n for n in a.citations if n in valid}))
+            cited = tuple(sorted(cited_numbers(a) & valid))
             return GeneratedAnswer(unfence(a.answer), cited, a.insufficient)
 
-        return self._run(
-            _Step(
-                AnswerOut, prompt, convert, lambda: self.offline.generate(needs, spans, gaps), check
-            ),
-            time_left,
+        step = self._step(
+            "generate",
+            "generate",
+            AnswerOut,
+            convert,
+            lambda: self.offline.generate(needs, spans, gaps),
+            check,
+            question=fence(needs.question),
+            context=passages_block(spans),
         )
+        return self._run(step, time_left, budget)
 
 
 def _written(name: str, question: str) -> re.Match[str] | None:

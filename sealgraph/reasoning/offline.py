@@ -18,7 +18,7 @@ from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.microqueries import MicroQuery, micro_queries
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.reasoning.answer import SpanText, compose_answer
-from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome, Verdict
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
 from sealgraph.types import Chunk
 
 
@@ -56,7 +56,8 @@ def need_support(
 class OfflineReasoner:
     """Deterministic reasoner over corpus structure and the ledger.
 
-    It makes no LLM call, so it ignores ``time_left`` (the run's LLM time).
+    It makes no LLM call, so it ignores ``time_left`` and ``budget`` (the run's LLM
+    time, calls and circuit).
     """
 
     name = "offline"
@@ -67,6 +68,7 @@ class OfflineReasoner:
         gazetteer: Gazetteer,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[QuestionNeeds]:
         """Read N(q) from the question's form and the gazetteer (:func:`question_needs`)."""
         return StepOutcome(question_needs(question, gazetteer))
@@ -78,6 +80,7 @@ class OfflineReasoner:
         features: Sequence[PassageFeatures],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """Read facts with the gazetteer and value patterns (the question is not needed)."""
         return StepOutcome(extract_facts(list(chunks), list(features)))
@@ -90,6 +93,7 @@ class OfflineReasoner:
         ledger: EntityLedger,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[Verdict]:
         """Gaps are the need items the evidence does not cover; no support is judged here.
 
@@ -105,6 +109,7 @@ class OfflineReasoner:
         *,
         assessed: Mapping[str, float] | None = None,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[dict[str, float] | None]:
         """Each passage's best need-item coverage (:func:`need_support`).
 
@@ -121,6 +126,7 @@ class OfflineReasoner:
         limit: int,
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
         """One atomic query per gap (plus one per linked bridge document)."""
         return StepOutcome(micro_queries(gaps, issued, doc_titles=doc_titles, limit=limit))
@@ -132,6 +138,7 @@ class OfflineReasoner:
         gaps: Sequence[Gap],
         *,
         time_left: float | None = None,
+        budget: LLMBudget | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """Compose the answer from the packed spans.
 

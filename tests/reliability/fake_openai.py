@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -24,10 +25,24 @@ MODES = ("garbage", "http_500", "invalid_tool_call", "invalid_json", "hang", "re
 ``invalid_tool_call``: a well-formed completion calling the requested tool with
 schema-invalid arguments; ``invalid_json``: a completion whose content is
 schema-invalid JSON (for ``json_mode``/``json_schema``); ``hang``: never answers
-(until the server stops); ``reply``: ``respond(body)`` builds the message."""
+(until the server stops); ``reply``: ``respond(body)`` builds the message, or
+returns an :class:`HTTPError` to answer with that status instead."""
 
 INVALID_ARGS = {"totally": "wrong", "sufficient": "maybe"}
 """The schema-invalid object the ``invalid_*`` modes return."""
+
+
+@dataclass(frozen=True)
+class HTTPError:
+    """What ``respond`` returns to answer a request with an HTTP error body."""
+
+    status: int
+    message: str
+    type: str = "server_error"
+
+    def body(self) -> bytes:
+        error = {"code": self.status, "message": self.message, "type": self.type}
+        return json.dumps({"error": error}).encode()
 
 
 def completion(message: dict[str, Any], model: str = "fake-model") -> dict[str, Any]:
@@ -72,7 +87,8 @@ class FakeOpenAI:
 
     Args:
         mode: One of :data:`MODES`.
-        respond: For ``mode="reply"``: builds the assistant message from a request body.
+        respond: For ``mode="reply"``: builds the assistant message from a request body
+            (or an :class:`HTTPError` to send instead).
         hang_s: Longest time a ``hang`` request is held (it is released earlier when
             the server stops), so a forgotten server cannot hold a thread for long.
 
@@ -82,7 +98,7 @@ class FakeOpenAI:
         self,
         mode: str,
         *,
-        respond: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        respond: Callable[[dict[str, Any]], dict[str, Any] | HTTPError] | None = None,
         hang_s: float = 30.0,
     ) -> None:
         if mode not in MODES:
@@ -150,6 +166,8 @@ class FakeOpenAI:
         else:
             assert self.respond is not None
             message = self.respond(body)
+            if isinstance(message, HTTPError):
+                return message.status, message.body(), "application/json"
         return 200, json.dumps(completion(message)).encode(), "application/json"
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

@@ -21,6 +21,7 @@ JSON_KEYS = {
     "gaps",
     "thread_id",
     "llm_fallbacks",
+    "llm_circuit",
 }
 
 
@@ -58,6 +59,7 @@ def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, d
     assert set(out) == JSON_KEYS
     assert out["answer"]
     assert out["llm_fallbacks"] == []  # offline: nothing can fall back
+    assert out["llm_circuit"] is None  # nor open the LLM circuit
     assert len(out["evidence"]) == 2
     assert out["context_tokens"] > 0
     assert out["citations"], "this question's answer cites the packed evidence"
