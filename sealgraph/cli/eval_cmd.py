@@ -33,7 +33,14 @@ methods:
                 relevance feedback) and adds its top-k new results
   adaptive-k    hybrid pool of max(3k, 10) cut at the largest score gap
   seal-append   ablation: the SEAL graph with replacement off (appends)
-  seal          the SEAL graph: fixed-k replacement of evidence"""
+  seal          the SEAL graph: fixed-k replacement of evidence
+  NAME+llm      a graph method (seal+llm, seal-append+llm) with the LLM reasoner
+                configured by --set llm.* (as `sealgraph ask --llm`); --llm turns
+                every graph method given into its +llm mode. Offline and LLM rows
+                sit in one report: --methods seal,seal+llm. LLM methods get an
+                extra table (and report.json a "llm" entry): LLM calls, prompt and
+                completion tokens, fallbacks by step and reason, questions whose
+                LLM circuit opened, seconds per question."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -78,6 +85,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="comma-separated methods to compare (listed below)",
     )
     parser.add_argument(
+        "--llm",
+        action="store_true",
+        help="run the graph methods given with the LLM reasoner (seal as seal+llm), "
+        "configured with --set llm.* as for `sealgraph ask --llm`",
+    )
+    parser.add_argument(
         "--budget",
         type=int,
         metavar="TOKENS",
@@ -107,7 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         dest="overrides",
         metavar="KEY=VALUE",
-        help="config override, e.g. utility.novelty=0.2 (repeatable)",
+        help="config override, e.g. utility.novelty=0.2 or llm.base_url=URL (llm.* "
+        "only with --llm or NAME+llm methods; repeatable)",
     )
     parser.add_argument("--out", required=True, metavar="report.json", help="report to write")
     parser.add_argument("--records", metavar="records.jsonl", help="per-question records to write")
@@ -125,6 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, print the table and return the exit code."""
     from sealgraph.config import parse_set_args
+    from sealgraph.eval.llm_stats import format_llm_table
     from sealgraph.eval.report import format_table, table_columns
     from sealgraph.eval.runner import run_eval
 
@@ -147,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         records_out=args.records,
         plot=args.plot,
         progress=not args.no_progress,
+        llm=args.llm,
     )
     report = result.report
     half = f" (split {report['split']})" if report.get("split") else ""
@@ -155,6 +171,10 @@ def run(args: argparse.Namespace) -> int:
         f"k={report['k']}, budget={report['budget']}, max_loops={report['max_loops']}"
     )
     print(format_table(report["methods"], table_columns(report["format"])))
+    llm_table = format_llm_table(report["methods"])
+    if llm_table:
+        print()
+        print(llm_table)
     return 0
 
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover (sealgraph.index is imported when an index
     from sealgraph.index.protocol import SearchIndex
 
 __all__ = [
+    "LLM_SUFFIX",
     "METHODS",
     "Method",
     "MethodOutput",
@@ -87,6 +88,16 @@ class MethodOutput:
     short_answer: str = ""
     """The short answer span the answer step marked ("" when it marked none): what
     exact match and F1 score, as the answer text also carries its cited sentences."""
+    llm_events: tuple[Mapping[str, Any], ...] = ()
+    """The run's ``llm_call``, ``llm_fallback`` and ``llm_circuit`` events (graph
+    methods; empty offline), for the LLM columns of the report."""
+
+
+LLM_SUFFIX = "+llm"
+"""Suffix of a graph method's LLM mode (``seal+llm``): the LLM reasoner from ``llm.*``."""
+
+LLM_EVENT_KINDS = frozenset({"llm_call", "llm_fallback", "llm_circuit"})
+"""The kinds of graph events :attr:`MethodOutput.llm_events` keeps."""
 
 
 MethodRunner = Callable[[str], MethodOutput]
@@ -321,6 +332,8 @@ class Method:
     """Whether ``max_loops`` changes what the method does."""
     needs_dense: bool = False
     """Whether the method needs an index with dense embeddings."""
+    llm: bool = False
+    """Whether the method calls an LLM (a graph method's ``+llm`` mode)."""
 
 
 def require_dense(method: Method, index: SearchIndex) -> None:
@@ -499,10 +512,14 @@ def _build_expand(index: SearchIndex, config: SealConfig, pipeline: Pipeline) ->
     return run
 
 
-def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
+def _graph_method(name: str, overrides: Mapping[str, Any], *, llm: bool = False) -> Method:
     def build(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
         graph_config = config.override(overrides)
-        graph = pipeline.build_graph(index=index, config=graph_config)
+        # One graph (so one reasoner) for every question: what the reasoner learns of
+        # the server (the structured output method that works) holds for the run.
+        # llm="openai" builds ChatOpenAI from config.llm, as `sealgraph ask --llm` does.
+        extra = {"llm": "openai"} if llm else {}
+        graph = pipeline.build_graph(index=index, config=graph_config, **extra)
 
         def run(question: str) -> MethodOutput:
             result = graph.invoke({"question": question})
@@ -524,11 +541,16 @@ def _graph_method(name: str, overrides: Mapping[str, Any]) -> Method:
                 packed=packed,
                 declined=declined_from_log(log) if declined is None else bool(declined),
                 short_answer=short_answer_from_log(log),
+                llm_events=tuple(e for e in log if e.get("kind") in LLM_EVENT_KINDS),
             )
 
         return run
 
-    return Method(name=name, build=build, uses_loops=True)
+    return Method(name=name, build=build, uses_loops=True, llm=llm)
+
+
+_GRAPH_OVERRIDES: dict[str, dict[str, Any]] = {"seal-append": {"replacement": False}, "seal": {}}
+"""The graph methods, which have an LLM mode (``NAME+llm``), and their config overrides."""
 
 
 METHODS: dict[str, Method] = {
@@ -551,8 +573,7 @@ METHODS: dict[str, Method] = {
         ),
         Method(name="expand", build=_build_expand, uses_loops=True),
         Method(name="adaptive-k", build=_build_adaptive_k),
-        _graph_method("seal-append", {"replacement": False}),
-        _graph_method("seal", {}),
+        *(_graph_method(name, overrides) for name, overrides in _GRAPH_OVERRIDES.items()),
     )
 }
 """Every method ``sealgraph eval`` knows, by name, in report order."""
@@ -565,23 +586,40 @@ def get_method(name: str) -> Method:
         InputError: No method has that name; the message lists the valid ones.
 
     """
+    if name.endswith(LLM_SUFFIX):
+        base = name.removesuffix(LLM_SUFFIX)
+        if base in _GRAPH_OVERRIDES:
+            return _graph_method(name, _GRAPH_OVERRIDES[base], llm=True)
+        if base in METHODS:
+            raise InputError(
+                f"method {base!r} makes no LLM call: {LLM_SUFFIX} applies to the graph "
+                f"methods ({', '.join(_GRAPH_OVERRIDES)})"
+            )
     try:
         return METHODS[name]
     except KeyError:
-        raise InputError(f"unknown method {name!r}; valid methods: {', '.join(METHODS)}") from None
+        raise InputError(
+            f"unknown method {name!r}; valid methods: {', '.join(METHODS)} "
+            f"(and {', '.join(g + LLM_SUFFIX for g in _GRAPH_OVERRIDES)})"
+        ) from None
 
 
-def parse_methods(spec: str | Sequence[str]) -> tuple[Method, ...]:
+def parse_methods(spec: str | Sequence[str], *, llm: bool = False) -> tuple[Method, ...]:
     """Parse a comma-separated method list (``"flat-bm25,seal"``), keeping its order.
 
-    Duplicates are dropped; blank entries are ignored.
+    Duplicates are dropped; blank entries are ignored. ``NAME+llm`` is a graph
+    method in LLM mode; ``llm=True`` (``eval --llm``) puts every graph method
+    given in LLM mode (``seal`` becomes ``seal+llm``).
 
     Raises:
         InputError: A name is unknown or the list is empty.
 
     """
     names = spec.split(",") if isinstance(spec, str) else list(spec)
-    cleaned = list(dict.fromkeys(name.strip() for name in names if name.strip()))
+    cleaned = [name.strip() for name in names if name.strip()]
+    if llm:
+        cleaned = [name + LLM_SUFFIX if name in _GRAPH_OVERRIDES else name for name in cleaned]
+    cleaned = list(dict.fromkeys(cleaned))
     if not cleaned:
         raise InputError(f"no method given; valid methods: {', '.join(METHODS)}")
     return tuple(get_method(name) for name in cleaned)

@@ -36,6 +36,7 @@ from sealgraph.eval.corpus_questions import (
 )
 from sealgraph.eval.dataset import EvalQuestion, load_questions
 from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, OpenedIndex, open_index
+from sealgraph.eval.llm_stats import llm_summary
 from sealgraph.eval.methods import (
     Method,
     MethodOutput,
@@ -124,11 +125,12 @@ def evaluate_method(
 
     """
     runner = method.build(index, config, pipeline)
-    if questions:
+    if questions and not method.llm:  # an LLM method is not warmed up: no call is wasted
         runner(questions[0].question)  # warm-up, not timed
     encoding = get_encoding(encoding_for_model(config.tokenizer_model))
     scores: list[metrics.QuestionScores] = []
     records: list[dict[str, Any]] = []
+    llm_events: list[tuple[Mapping[str, Any], ...]] = []
     for question in questions:
         started = time.perf_counter()
         output = runner(question.question)
@@ -140,12 +142,15 @@ def evaluate_method(
         )
         scores.append(question_scores)
         records.append(make_record(question, method.name, output, question_scores))
+        llm_events.append(output.llm_events)
         if on_question is not None:
             on_question()
     aggregated = metrics.aggregate_scores(scores)
     aggregated["latency_ms_p50"] = round(aggregated["latency_ms_p50"], 3)
     aggregated["latency_ms_p95"] = round(aggregated["latency_ms_p95"], 3)
     aggregated["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    if method.llm:
+        aggregated["llm"] = llm_summary(llm_events, [s.latency_ms / 1000 for s in scores])
     return MethodRun(metrics=aggregated, records=records)
 
 
@@ -294,6 +299,7 @@ def run_eval(
     plot: str | Path | None = None,
     progress: bool = True,
     pipeline: Pipeline | None = None,
+    llm: bool = False,
 ) -> EvalResult:
     """Evaluate ``methods`` on the questions of a QA JSONL file or about a corpus folder.
 
@@ -325,13 +331,26 @@ def run_eval(
         plot: Draw the sweeps into this image (needs matplotlib and a sweep).
         progress: Show a progress bar on stderr.
         pipeline: The sealgraph entry points (default: the real graph and pipeline).
+        llm: Run every graph method given in LLM mode (``seal`` as ``seal+llm``): the
+            LLM reasoner built from the config's ``llm.*``, as ``sealgraph ask --llm``.
 
     Raises:
         SealgraphError: Any bad input, before anything is written.
 
     """
-    chosen = parse_methods(methods)
+    chosen = parse_methods(methods, llm=llm)
+    if llm and not any(method.llm for method in chosen):
+        raise InputError(
+            "--llm puts the graph methods (seal, seal-append) in LLM mode: give one in --methods"
+        )
     config = _run_config(k=k, budget=budget, max_loops=max_loops, overrides=overrides)
+    llm_keys = sorted(key for key in overrides or {} if key == "llm" or key.startswith("llm."))
+    if llm_keys and not any(method.llm for method in chosen):
+        print(
+            f"sealgraph: warning: --set {', '.join(llm_keys)} has no effect without --llm (or a "
+            "NAME+llm method such as seal+llm): every method runs offline",
+            file=sys.stderr,
+        )
     sweep_configs = {
         "k": _sweep_configs(config, "k", sweep_k, flag="--sweep-k"),
         "loops": _sweep_configs(config, "max_loops", sweep_loops, flag="--sweep-loops"),
@@ -406,6 +425,7 @@ def run_eval(
         return runs[key]
 
     main_runs = {method.name: run(method, config) for method in chosen}
+    _warn_open_circuits(main_runs, len(eval_questions))
     report: dict[str, Any] = {
         "format": mode,
         "questions_file": str(questions_path),
@@ -439,6 +459,22 @@ def run_eval(
     records = [record for result in main_runs.values() for record in result.records]
     write_outputs(report, records, out=out, records_out=records_out, plot=plot)
     return EvalResult(report=report, records=records)
+
+
+def _warn_open_circuits(runs: Mapping[str, MethodRun], n_questions: int) -> None:
+    # The circuit is per question (per graph run): say once when it opened in any.
+    opened = {
+        name: result.metrics["llm"]["questions_with_open_circuit"]
+        for name, result in runs.items()
+        if result.metrics.get("llm", {}).get("questions_with_open_circuit")
+    }
+    if opened:
+        detail = ", ".join(f"{name} in {n} of {n_questions}" for name, n in opened.items())
+        print(
+            f"sealgraph: warning: the LLM circuit opened in some questions ({detail}); their remaining "
+            "LLM steps used the offline reasoner (see the LLM table and report.json)",
+            file=sys.stderr,
+        )
 
 
 def _question_mode(

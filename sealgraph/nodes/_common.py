@@ -118,6 +118,8 @@ class EventWriter:
             data: dict[str, Any] = {
                 "step": step,
                 "seconds": float(getattr(outcome, "seconds", 0.0)),
+                "prompt_tokens": int(getattr(outcome, "prompt_tokens", 0)),
+                "completion_tokens": int(getattr(outcome, "completion_tokens", 0)),
             }
             if getattr(outcome, "method", ""):
                 data["method"] = outcome.method  # the structured output method that answered

@@ -67,6 +67,10 @@ class StepOutcome(Generic[T]):
     (refused connection, authentication, no supported structured output method)."""
     method: str = ""
     """The structured output method of the reply that was used ("" when none was)."""
+    prompt_tokens: int = 0
+    """Prompt tokens of the step's LLM replies, as the server reported them (0: none)."""
+    completion_tokens: int = 0
+    """Completion tokens of the step's LLM replies, as the server reported them (0: none)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -509,6 +509,19 @@ def _read_reply(reply: Any, schema: type[BaseModel]) -> _Read:
     return _Read(data, text, cut=cut)
 
 
+def _usage(reply: Any) -> tuple[int, int]:
+    """Return (prompt, completion) tokens a reply reports, (0, 0) when it reports none."""
+    raw = reply.get("raw") if isinstance(reply, dict) else reply
+    usage = getattr(raw, "usage_metadata", None) or {}
+    if usage:
+        return int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    meta = getattr(raw, "response_metadata", None) or {}
+    usage = meta.get("token_usage") or meta.get("usage") or {}
+    if not isinstance(usage, dict):
+        return 0, 0
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
 def _pick(objects: Sequence[dict[str, Any]], schema: type[BaseModel]) -> dict[str, Any] | None:
     """Return the first object that validates against ``schema``, else the first one (or None)."""
     for obj in objects:
@@ -576,6 +589,16 @@ class _StepRun:
     feedback: tuple[str, str] | None = None
     """(rejected reply, what was wrong with it), sent with the next attempt."""
     llm_end: float | None = None
+    prompt_tokens: int = 0
+    """Prompt tokens of the replies, as the server reported them (0 when it did not)."""
+    completion_tokens: int = 0
+    """Completion tokens of the replies, as the server reported them (0 when it did not)."""
+
+    def count_usage(self, reply: Any) -> None:
+        """Add a reply's token usage (``usage_metadata``, else ``token_usage``) to the step's."""
+        prompt, completion = _usage(reply)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
 
     def left(self) -> float:
         return self.start + self.bound_s - time.monotonic()
@@ -853,6 +876,7 @@ class LLMReasoner:
                 if kind == PERMANENT:
                     raise run.open_circuit(_permanent_reason(exc)) from exc
                 raise run.failed(text, retryable=kind == TRANSIENT) from exc
+            run.count_usage(reply)
             read = _read_reply(reply, step.schema)
             if read.data is None and read.parsed is None:
                 why = f"unparsable reply: no JSON {step.schema.__name__} object"
@@ -946,9 +970,19 @@ class LLMReasoner:
                 run.reason(),
                 run.seconds(),
                 circuit=run.circuit,
+                prompt_tokens=run.prompt_tokens,
+                completion_tokens=run.completion_tokens,
             )
         return StepOutcome(
-            value, run.calls, tuple(run.notes), False, "", run.seconds(), method=run.method
+            value,
+            run.calls,
+            tuple(run.notes),
+            False,
+            "",
+            run.seconds(),
+            method=run.method,
+            prompt_tokens=run.prompt_tokens,
+            completion_tokens=run.completion_tokens,
         )
 
     def _step(
