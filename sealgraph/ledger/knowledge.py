@@ -33,6 +33,7 @@ import numpy as np
 from sealgraph.index.derived import read_derived, write_derived
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
+from sealgraph.ledger.needs import years_in
 from sealgraph.lexicon import lexicon_of, use_lexicon
 from sealgraph.text import content_words, stem
 from sealgraph.types import Chunk
@@ -224,6 +225,7 @@ class CorpusKnowledge:
         with use_lexicon(self.lexicon):
             self._read_names(index)
         self._features: dict[str, PassageFeatures] = {}
+        self._doc_years: dict[str, frozenset[str]] = {}
         self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
         self._lock = threading.Lock()
         self._tables_lock = threading.Lock()
@@ -253,6 +255,15 @@ class CorpusKnowledge:
                     self._tables = index_tables(self.index)
                 tables = self._tables
         return tables
+
+    def doc_years(self, doc_id: str) -> frozenset[str]:
+        """Return the four-digit years a document writes (cached per document)."""
+        got = self._doc_years.get(doc_id)
+        if got is None:
+            got = frozenset().union(*(years_in(c.text) for c in self.index.doc_chunks(doc_id)))
+            with self._lock:
+                self._doc_years[doc_id] = got
+        return got
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
         """Return (cached) passage features for chunk ids, in order.

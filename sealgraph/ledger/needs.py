@@ -20,8 +20,9 @@ lexicon's (:mod:`sealgraph.lexicon`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
@@ -650,3 +651,35 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         hops=hops,
         answer_modifiers=tuple(k for k in describing if k in {e.key for e in ent_tuple}),
     )
+
+
+# Four-digit years, 1000-2999: digits, the same in any language the lexicon serves.
+_YEAR = re.compile(r"(?<!\d)(1\d{3}|2\d{3})(?!\d)")
+
+
+def years_in(text: str) -> frozenset[str]:
+    """Return the four-digit years written in ``text``."""
+    return frozenset(_YEAR.findall(text))
+
+
+def narrow_by_years(
+    needs: QuestionNeeds, doc_years: Callable[[str], frozenset[str]]
+) -> QuestionNeeds:
+    """Keep, for a name that links to several documents, the ones of the asked years.
+
+    Two reports titled alike ("Northwind Ltd." for 2020 and for 2021) are one name to the
+    gazetteer; a question about "Northwind Ltd. in 2021" means the document that writes
+    2021. A name keeps all its documents when none or all of them write a year the
+    question states (nothing tells them apart then).
+    """
+    asked = years_in(needs.question)
+    if not asked:
+        return needs
+    entities = []
+    for e in needs.entities:
+        if len(e.targets) > 1:
+            keep = tuple(d for d in e.targets if doc_years(d) & asked)
+            if keep and len(keep) < len(e.targets):
+                e = dataclasses.replace(e, targets=keep)
+        entities.append(e)
+    return dataclasses.replace(needs, entities=tuple(entities))

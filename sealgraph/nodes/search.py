@@ -5,6 +5,7 @@ from __future__ import annotations
 from sealgraph.errors import InputError
 from sealgraph.ledger.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.needs import narrow_by_years
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
@@ -47,7 +48,9 @@ def search(state, ctx, cfg, config) -> dict:
         budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, "needs")
-    needs = outcome.value
+    # A name shared by several documents (reports of different years) keeps the ones
+    # that write the years the question asks about.
+    needs = narrow_by_years(outcome.value, kn.doc_years)
     w.add(
         "needs",
         f"answer type {needs.answer_type}, {needs.structure} question naming "
