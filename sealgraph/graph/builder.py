@@ -10,16 +10,20 @@ The topology::
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from sealgraph.config import SealConfig
+from sealgraph.graph.aio import LoopReasoner
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
@@ -29,22 +33,41 @@ from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 
+try:
+    from langgraph._internal._runnable import RunnableCallable
+except ImportError:  # pragma: no cover - older LangGraph
+    from langgraph.utils.runnable import RunnableCallable  # type: ignore[no-redef]
+
 
 def _node(fn, default: SealContext):
     # Not functools.wraps: LangGraph reads the wrapper's own signature to decide
     # what to inject (config, runtime), and wraps would expose fn's instead.
     def run(
-        state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]
+        state: SealState,
+        config: RunnableConfig,
+        runtime: Runtime[SealContext],
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> dict[str, Any]:
         ctx, cfg = resolve(state, runtime, default)
+        if loop is not None:  # an async run: the reasoner's async steps run on its loop
+            ctx = dataclasses.replace(ctx, reasoner=LoopReasoner(ctx.reasoner, loop))
         # The run reads in the index's language (the config's for an index that
         # records none): every node sets it, whatever thread LangGraph runs it on.
         with use_lexicon(lexicon_of(ctx.index, cfg.lexicon)):
             return fn(state, ctx, cfg, config)
 
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
+    async def arun(
+        state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]
+    ) -> dict[str, Any]:
+        # The node's one implementation runs in a worker thread; its LLM calls are
+        # awaited on this loop (sealgraph.graph.aio), which stays free meanwhile.
+        loop = asyncio.get_running_loop()
+        return await run_in_executor(config, run, state, config, runtime, loop)
+
+    run.__name__ = arun.__name__ = fn.__name__
+    run.__doc__ = arun.__doc__ = fn.__doc__
+    # What LangGraph makes of a sync function (trace=False), with a real async side.
+    return RunnableCallable(run, arun, name=fn.__name__, trace=False)
 
 
 def _after_assess(state: SealState) -> str:

@@ -11,6 +11,7 @@ from sealgraph.nodes._common import (
     llm_time_left,
 )
 from sealgraph.pipeline import citations_for, span_texts
+from sealgraph.reasoning.stream import AnswerStream
 
 
 def generate(state, ctx, cfg, config) -> dict:
@@ -28,6 +29,10 @@ def generate(state, ctx, cfg, config) -> dict:
     )
     w.outcome_notes(outcome, "generate")
     ans = outcome.value
+    if not getattr(ctx.reasoner, "streams_answer", False):
+        # The offline reasoner (or a custom one): the answer as one message chunk,
+        # so a UI streaming in LangGraph's messages mode sees it too.
+        AnswerStream(config or {}, needs.question).finish(ans.answer)
     w.add(
         "answer",
         ans.answer,

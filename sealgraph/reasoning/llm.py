@@ -58,13 +58,13 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, ensure_config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sealgraph.config import LLMConfig
@@ -91,6 +91,7 @@ from sealgraph.reasoning.base import (
     Verdict,
 )
 from sealgraph.reasoning.offline import OfflineReasoner
+from sealgraph.reasoning.stream import AnswerStream, AsyncAnswerStream, internal, with_callback
 from sealgraph.text import content_words, normalize_name
 from sealgraph.types import Chunk
 
@@ -593,6 +594,8 @@ class _StepRun:
     """Prompt tokens of the replies, as the server reported them (0 when it did not)."""
     completion_tokens: int = 0
     """Completion tokens of the replies, as the server reported them (0 when it did not)."""
+    stream: Any = None
+    """The step's :class:`~sealgraph.reasoning.stream.AnswerStream` (generate only)."""
 
     def count_usage(self, reply: Any) -> None:
         """Add a reply's token usage (``usage_metadata``, else ``token_usage``) to the step's."""
@@ -656,6 +659,8 @@ class _Step(Generic[M, T]):
     validate: Callable[[M], str | None] | None = None
     example: dict[str, Any] | None = None
     """The prompt's JSON example: a reply that copies it is rejected."""
+    stream: str | None = None
+    """The question, when the reply's ``answer`` field streams as text (generate)."""
 
 
 @dataclass
@@ -683,6 +688,8 @@ class LLMReasoner:
     """
 
     name = "llm"
+    streams_answer = True
+    """The generate step streams its answer (:mod:`sealgraph.reasoning.stream`)."""
 
     def __init__(self, model: Any, config: LLMConfig | None = None) -> None:
         self.model = _without_sdk_retries(model)
@@ -788,14 +795,20 @@ class LLMReasoner:
                 kwargs["max_tokens"] = bound
         return kwargs
 
-    def _call(
+    def _runnable(
         self,
+        run: _StepRun,
         method: str,
         step: _Step[M, T],
-        messages: list[BaseMessage],
         timeout_s: float,
         config: RunnableConfig,
-    ) -> Any:
+    ) -> tuple[Runnable, RunnableConfig]:
+        """Return the model call of one attempt, and its config.
+
+        The call is tagged ``nostream`` (its JSON is not answer text; see
+        :mod:`sealgraph.reasoning.stream`); the generate step's call also carries
+        the step's answer stream.
+        """
         kwargs = self._request_kwargs(step.name, timeout_s)
         if method == "plain":
             runnable: Runnable = self.model.bind(**kwargs) if kwargs else self.model
@@ -807,7 +820,34 @@ class LLMReasoner:
                 )
             except (NotImplementedError, TypeError, ValueError) as exc:
                 raise MethodUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        config = internal(config)
+        if run.stream is not None:
+            config = with_callback(config, run.stream)
+        return runnable, config
+
+    def _call(
+        self,
+        run: _StepRun,
+        step: _Step[M, T],
+        request: tuple[str, Any, float],
+        config: RunnableConfig,
+    ) -> Any:
+        """Call the model: the one sync call point (:meth:`_acall` is the async one)."""
+        method, messages, timeout_s = request
+        runnable, config = self._runnable(run, method, step, timeout_s, config)
         return runnable.invoke(messages, config)
+
+    async def _acall(
+        self,
+        run: _StepRun,
+        step: _Step[M, T],
+        request: tuple[str, Any, float],
+        config: RunnableConfig,
+    ) -> Any:
+        """Await the model (``ainvoke``): the one async call point."""
+        method, messages, timeout_s = request
+        runnable, config = self._runnable(run, method, step, timeout_s, config)
+        return await runnable.ainvoke(messages, config)
 
     def _messages(
         self, step: _Step[M, T], method: str, feedback: tuple[str, str] | None
@@ -829,10 +869,45 @@ class LLMReasoner:
         return messages
 
     def _attempt(self, run: _StepRun, step: _Step[M, T], config: RunnableConfig) -> M:
+        """One attempt, calling the model with :meth:`_call` (see :meth:`_attempts`)."""
+        attempts = self._attempts(run, step)
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                request = attempts.throw(error) if error else attempts.send(reply)
+            except StopIteration as done:
+                return done.value
+            try:
+                reply, error = self._call(run, step, request, config), None
+            except Exception as exc:  # thrown into the attempt, which handles it
+                reply, error = None, exc
+
+    async def _aattempt(self, run: _StepRun, step: _Step[M, T], config: RunnableConfig) -> M:
+        """One attempt, awaiting the model with :meth:`_acall` (see :meth:`_attempts`)."""
+        attempts = self._attempts(run, step)
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                request = attempts.throw(error) if error else attempts.send(reply)
+            except StopIteration as done:
+                return done.value
+            try:
+                reply, error = await self._acall(run, step, request, config), None
+            except Exception as exc:  # thrown into the attempt, which handles it
+                reply, error = None, exc
+
+    def _attempts(
+        self, run: _StepRun, step: _Step[M, T]
+    ) -> Generator[tuple[str, list[BaseMessage], float], Any, M]:
         """One attempt: call (trying methods in turn under ``auto``) and check the reply.
 
         Raise :class:`StepFailed` when it is unusable; a permanent failure opens the
-        circuit (not retryable).
+        circuit (not retryable). The logic is written once, for sync and async runs:
+        each model call is yielded as ``(method, messages, timeout_s)``, the caller
+        (:meth:`_attempt` or :meth:`_aattempt`) makes it and sends the reply back, or
+        throws the call's exception in.
         """
         methods = self._candidates()
         if not methods:
@@ -851,7 +926,7 @@ class LLMReasoner:
             run.calls += 1
             messages = self._messages(step, method, run.feedback)
             try:
-                reply = self._call(method, step, messages, min(self.config.timeout_s, left), config)
+                reply = yield method, messages, min(self.config.timeout_s, left)
             except Exception as exc:  # timeouts, HTTP errors, bad bodies: this call failed
                 kind = _error_kind(exc)
                 text = _describe_error(exc)
@@ -926,9 +1001,43 @@ class LLMReasoner:
         return StepOutcome(offline.value, 0, (note, FELL_BACK), True, reason, 0.0)
 
     def _run(
-        self, step: _Step[M, T], time_left: float | None, budget: LLMBudget | None
+        self, step: _Step[M, T] | StepOutcome[T], time_left: float | None, budget: LLMBudget | None
     ) -> StepOutcome[T]:
         """Run one step: attempt, retry, fall back; count calls and time."""
+        if isinstance(step, StepOutcome):  # nothing to ask
+            return step
+        stream = None if step.stream is None else AnswerStream(ensure_config(), step.stream)
+        run = self._start(step, time_left, budget)
+        if isinstance(run, StepOutcome):
+            outcome = run
+        else:
+            run.stream = stream
+            outcome = self._outcome(run, *self._chain(run, step).invoke(step.name))
+        if stream is not None:
+            stream.finish(str(getattr(outcome.value, "answer", "")))
+        return outcome
+
+    async def _arun(
+        self, step: _Step[M, T] | StepOutcome[T], time_left: float | None, budget: LLMBudget | None
+    ) -> StepOutcome[T]:
+        """:meth:`_run`, awaiting the model calls."""
+        if isinstance(step, StepOutcome):  # nothing to ask
+            return step
+        stream = None if step.stream is None else AsyncAnswerStream(ensure_config(), step.stream)
+        run = self._start(step, time_left, budget)
+        if isinstance(run, StepOutcome):
+            outcome = run
+        else:
+            run.stream = stream
+            outcome = self._outcome(run, *(await self._chain(run, step).ainvoke(step.name)))
+        if stream is not None:
+            await stream.finish(str(getattr(outcome.value, "answer", "")))
+        return outcome
+
+    def _start(
+        self, step: _Step[M, T], time_left: float | None, budget: LLMBudget | None
+    ) -> _StepRun | StepOutcome[T]:
+        """Return the step's book-keeping, or its fallback outcome when no call may be made."""
         budget = budget or LLMBudget()
         if budget.circuit:
             reason = f"{CIRCUIT_OPEN}: {budget.circuit}"
@@ -940,16 +1049,24 @@ class LLMReasoner:
             note = f"{MAX_CALLS_SPENT}: the run made its llm.max_calls calls, no call made"
             return self._no_call(step, MAX_CALLS_SPENT, note)
         bound = self.config.step_bound_s
-        run = _StepRun(bound if time_left is None else min(bound, time_left), budget.calls_left)
+        return _StepRun(bound if time_left is None else min(bound, time_left), budget.calls_left)
+
+    def _chain(self, run: _StepRun, step: _Step[M, T]) -> Runnable:
+        """Return the step's chain: attempt (sync or async), retried, then the offline fallback."""
 
         def fall_back(_: Any) -> tuple[T, bool]:
             run.llm_end = time.monotonic()
             return step.offline().value, True
 
+        async def aattempt(_step: Any, config: RunnableConfig) -> M:
+            return await self._aattempt(run, step, config)
+
         attempt = RunnableLambda(
-            lambda _step, config: self._attempt(run, step, config), name="llm_attempt"
+            lambda _step, config: self._attempt(run, step, config),
+            afunc=aattempt,
+            name="llm_attempt",
         )
-        chain = (
+        return (
             attempt.with_retry(
                 retry_if_exception_type=_retryable,
                 stop_after_attempt=self.config.retries + 1,
@@ -960,7 +1077,8 @@ class LLMReasoner:
             [RunnableLambda(fall_back, name="offline_reasoner")],
             exceptions_to_handle=(StepFailed,),
         )
-        value, fell_back = chain.invoke(step.name)
+
+    def _outcome(self, run: _StepRun, value: T, fell_back: bool) -> StepOutcome[T]:
         if fell_back:
             return StepOutcome(
                 value,
@@ -1018,6 +1136,23 @@ class LLMReasoner:
         ("bridge" with 1 hop), is rejected: retried, then the offline reading
         (:func:`~sealgraph.ledger.needs.question_needs`) is used instead.
         """
+        return self._run(self._needs_step(question, gazetteer), time_left, budget)
+
+    async def aneeds(
+        self,
+        question: str,
+        gazetteer: Gazetteer,
+        *,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+    ) -> StepOutcome[QuestionNeeds]:
+        """:meth:`needs`, awaiting the model (``ainvoke``)."""
+        return await self._arun(self._needs_step(question, gazetteer), time_left, budget)
+
+    def _needs_step(
+        self, question: str, gazetteer: Gazetteer
+    ) -> _Step[Any, Any] | StepOutcome[QuestionNeeds]:
+        """Return the :meth:`needs` step (or its outcome when no call is needed)."""
 
         def check(r: NeedsReading) -> str | None:
             if not 1 <= r.hops <= MAX_HOPS:
@@ -1041,7 +1176,7 @@ class LLMReasoner:
             check,
             question=fence(question),
         )
-        return self._run(step, time_left, budget)
+        return step
 
     def extract(
         self,
@@ -1053,6 +1188,24 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """One batched extraction call over the new passages, focused by the question."""
+        return self._run(self._extract_step(question, chunks, features), time_left, budget)
+
+    async def aextract(
+        self,
+        question: str,
+        chunks: Sequence[Chunk],
+        features: Sequence[PassageFeatures],
+        *,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+    ) -> StepOutcome[Facts]:
+        """:meth:`extract`, awaiting the model (``ainvoke``)."""
+        return await self._arun(self._extract_step(question, chunks, features), time_left, budget)
+
+    def _extract_step(
+        self, question: str, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]
+    ) -> _Step[Any, Any] | StepOutcome[Facts]:
+        """Return the :meth:`extract` step (or its outcome when no call is needed)."""
         if not chunks:
             return StepOutcome(Facts())
         step = self._step(
@@ -1064,7 +1217,7 @@ class LLMReasoner:
             question=fence(question),
             passages=passages_block(chunks),
         )
-        return self._run(step, time_left, budget)
+        return step
 
     def assess(
         self,
@@ -1083,6 +1236,31 @@ class LLMReasoner:
         others 0 (``Verdict.support``; None when it named no valid passage number).
         The graph keeps it for packing, which asks :meth:`support` for it.
         """
+        return self._run(self._assess_step(needs, items, features, ledger), time_left, budget)
+
+    async def aassess(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        ledger: EntityLedger,
+        *,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+    ) -> StepOutcome[Verdict]:
+        """:meth:`assess`, awaiting the model (``ainvoke``)."""
+        return await self._arun(
+            self._assess_step(needs, items, features, ledger), time_left, budget
+        )
+
+    def _assess_step(
+        self,
+        needs: QuestionNeeds,
+        items: Sequence[NeedItem],
+        features: Sequence[PassageFeatures],
+        ledger: EntityLedger,
+    ) -> _Step[Any, Any] | StepOutcome[Verdict]:
+        """Return the :meth:`assess` step (or its outcome when no call is needed)."""
         names = "\n".join(fence(e.name) for e in ledger.entities.values()) or "(empty)"
 
         def check(a: Assessment) -> str | None:
@@ -1114,7 +1292,7 @@ class LLMReasoner:
             ledger=names,
             passages=passages_block(features),
         )
-        return self._run(step, time_left, budget)
+        return step
 
     def support(
         self,
@@ -1157,6 +1335,33 @@ class LLMReasoner:
         A query that copies the prompt's example query is rejected (small models echo
         examples): the retry says so.
         """
+        return self._run(self._plan_step(needs, gaps, issued, doc_titles, limit), time_left, budget)
+
+    async def aplan(
+        self,
+        needs: QuestionNeeds,
+        gaps: Sequence[Gap],
+        issued: Sequence[str],
+        doc_titles: dict[str, str],
+        limit: int,
+        *,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+    ) -> StepOutcome[list[MicroQuery]]:
+        """:meth:`plan`, awaiting the model (``ainvoke``)."""
+        return await self._arun(
+            self._plan_step(needs, gaps, issued, doc_titles, limit), time_left, budget
+        )
+
+    def _plan_step(
+        self,
+        needs: QuestionNeeds,
+        gaps: Sequence[Gap],
+        issued: Sequence[str],
+        doc_titles: dict[str, str],
+        limit: int,
+    ) -> _Step[Any, Any] | StepOutcome[list[MicroQuery]]:
+        """Return the :meth:`plan` step (or its outcome when no call is needed)."""
         if not gaps:
             return StepOutcome([])
         examples = {
@@ -1197,7 +1402,7 @@ class LLMReasoner:
             ),
             issued="\n".join(fence(f"- {q}") for q in issued) or "(none)",
         )
-        return self._run(step, time_left, budget)
+        return step
 
     def generate(
         self,
@@ -1216,6 +1421,24 @@ class LLMReasoner:
         span and no number that is not one. A rejected answer is retried with the
         reason, then the offline answer is used.
         """
+        return self._run(self._generate_step(needs, spans, gaps), time_left, budget)
+
+    async def agenerate(
+        self,
+        needs: QuestionNeeds,
+        spans: Sequence[SpanText],
+        gaps: Sequence[Gap],
+        *,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+    ) -> StepOutcome[GeneratedAnswer]:
+        """:meth:`generate`, awaiting the model (``ainvoke``)."""
+        return await self._arun(self._generate_step(needs, spans, gaps), time_left, budget)
+
+    def _generate_step(
+        self, needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[Gap]
+    ) -> _Step[Any, Any] | StepOutcome[GeneratedAnswer]:
+        """Return the :meth:`generate` step (or its outcome when no call is needed)."""
         valid = {s.n for s in spans}
 
         def check(a: AnswerOut) -> str | None:
@@ -1247,7 +1470,7 @@ class LLMReasoner:
             question=fence(needs.question),
             context=passages_block(spans),
         )
-        return self._run(step, time_left, budget)
+        return replace(step, stream=needs.question)  # the answer streams as text
 
 
 def _written(name: str, question: str) -> re.Match[str] | None:
