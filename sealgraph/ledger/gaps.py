@@ -36,6 +36,7 @@ MET = 0.85
 
 _TYPED = {"date": "date", "number": "number", "place": "place"}
 
+
 def compared_value_type(question: str) -> str | None:
     """Return the value type a comparison's comparative word compares, or None.
 
@@ -54,7 +55,8 @@ class NeedItem:
     """One concrete requirement derived from N(q)."""
 
     kind: str
-    """``entity``, ``mention``, ``relation``, ``bridge``, ``qualifier`` or ``terms``."""
+    """``entity``, ``mention``, ``relation``, ``bridge``, ``chain``, ``qualifier`` or
+    ``terms``."""
     key: str
     """Normalised entity key it is about ('' for a bridge with no resolved anchor)."""
     name: str
@@ -194,6 +196,12 @@ def need_items(
                 roles=role_terms(needs.question),
             )
         )
+        if needs.hops >= 3:
+            # "Who leads the team that owns the system that caused X?": the answer is two
+            # links away from X's document, so a first hop alone does not answer it.
+            items.append(
+                NeedItem("chain", anchor.key if anchor else "", anchor.name if anchor else "")
+            )
     else:
         # A comparison needs the compared value of every entity: the one the answer
         # type asks for, or the one its comparative word implies for choice and yes/no.
@@ -248,11 +256,7 @@ def relation_item(
         if w not in active().stop_words
     ]
     words = sorted(
-        {
-            stem(w)
-            for w in (*needs.relation_terms, *describing)
-            if w not in active().attribute_nouns
-        }
+        {stem(w) for w in (*needs.relation_terms, *describing) if w not in active().attribute_nouns}
     )
     if term_weight is not None and words:
         # A word no chunk holds gets the largest weight any word can get.
@@ -517,6 +521,57 @@ def _discounted_link(
     return link
 
 
+def _first_hops(
+    context: Sequence[PassageFeatures], items: Sequence[NeedItem], *, besides: str = ""
+) -> list[PassageFeatures]:
+    """Passages of ``context`` (other than chunk ``besides``) that meet the bridge need."""
+    bridge = next((it for it in items if it.kind == "bridge"), None)
+    if bridge is None:
+        return []
+    return [
+        q
+        for q in context
+        if q.chunk_id != besides and _cover_bridge(bridge, q, context, items) >= MET
+    ]
+
+
+def _cover_chain(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Strength of the passage as the hop after the first: linked from a first hop.
+
+    A passage about another document that a first-hop passage links to (by title, or
+    through a rare name both write) continues the chain; the question's own entities'
+    documents and the first hops' own documents do not.
+    """
+    entity_docs = _entity_docs(items)
+    if passage.doc_id in entity_docs:
+        return 0.0
+    firsts = [
+        q
+        for q in _first_hops(context, items, besides=passage.chunk_id)
+        if q.doc_id != passage.doc_id
+    ]
+    if not firsts:
+        return 0.0
+    linked = any(passage.doc_id in q.mentioned_docs() for q in firsts) or any(
+        passage.topic in q.name_keys() for q in firsts
+    )
+    if not linked:
+        return 0.0
+    # The last link states what the rest of the evidence leaves unsaid ("leads" once
+    # the team is known): a passage of the linked document without it is half a hop.
+    terms = next((frozenset(it.key.split()) for it in items if it.kind == "terms"), frozenset())
+    others = [q.words for q in context if q.chunk_id != passage.chunk_id]
+    residual = terms - frozenset().union(*others)
+    if not residual:
+        return 1.0
+    return 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
+
+
 _COVER_BY_KIND: dict[str, Callable[..., float]] = {
     "entity": _cover_entity,
     "terms": _cover_terms,
@@ -524,6 +579,7 @@ _COVER_BY_KIND: dict[str, Callable[..., float]] = {
     "mention": _cover_mention,
     "qualifier": _cover_qualifier,
     "bridge": _cover_bridge,
+    "chain": _cover_chain,
 }
 """Coverage function of each need-item kind (see :func:`cover`)."""
 
@@ -742,7 +798,7 @@ def gap_spec(
     cov = coverage(items, passages)
     relation = " ".join(needs.relation_terms[:6])
     for i, (it, c) in enumerate(zip(items, cov, strict=True)):
-        if c >= MET or it.kind == "terms":
+        if c >= MET or it.kind in ("terms", "chain"):
             continue
         if it.kind == "entity":
             gaps.append(
@@ -808,6 +864,24 @@ def gap_spec(
                     it.qualifier_type,
                     f"no {it.qualifier_type} is stated for {it.name!r}",
                     it.targets,
+                    i,
+                )
+            )
+        elif it.kind == "chain":
+            # Only once a first hop is in the evidence: follow its links onward.
+            firsts = {q.doc_id for q in _first_hops(passages, items)}
+            if not firsts:
+                continue
+            targets = bridge_targets(needs, items, passages, anchor_docs=firsts)
+            gaps.append(
+                Gap(
+                    "missing_relation",
+                    it.name or "the question's subject",
+                    relation,
+                    None,
+                    f"no passage linked from the first hop ({', '.join(sorted(firsts))}) "
+                    f"answers '{relation}'",
+                    targets,
                     i,
                 )
             )

@@ -312,3 +312,45 @@ def test_bridge_targets_prefer_links_from_anchor_passages():
         "Owen Farrow starred in Lantern Night, directed by Ramis.",
     )
     assert bridge_targets(n, items, [LIT, farrow]) == ("castellan", "tokyo", "lantern")
+
+
+# --- chains: the answer two links away from the named document -------------------------
+
+CHAIN_GAZ = Gazetteer(
+    [("outage", "Harbor Outage"), ("stream", "Kelp Stream"), ("team", "Data Team")]
+)
+CHAIN_Q = "Who leads the team that owns the system whose lag caused the Harbor Outage?"
+
+
+def chain_feat(chunk_id: str, doc_id: str, title: str, *sentences: str) -> PassageFeatures:
+    text = " ".join(sentences)
+    chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
+    return passage_features(chunk, CHAIN_GAZ)
+
+
+def test_a_three_hop_question_needs_a_chain_two_links_long():
+    n = question_needs(CHAIN_Q, CHAIN_GAZ)
+    assert n.hops >= 3
+    items = need_items(n)
+    chain = [it for it in items if it.kind == "chain"]
+    assert len(chain) == 1
+    anchor = chain_feat(
+        "o#0", "outage", "Harbor Outage", "The root cause was lag on the Kelp Stream."
+    )
+    first = chain_feat("s#0", "stream", "Kelp Stream", "The Kelp Stream is owned by the Data Team.")
+    leads = chain_feat("t#0", "team", "Data Team", "Ada Quill leads the Data Team.")
+    other = chain_feat("t#1", "team", "Data Team", "The Data Team runs the brokers.")
+    # Linked from the first hop and stating what the rest leaves unsaid ("leads").
+    assert coverage(items, [anchor, first, leads])[items.index(chain[0])] == 1.0
+    # Linked, but silent on the asked relation: half a hop.
+    assert coverage(items, [anchor, first, other])[items.index(chain[0])] == 0.5
+    # No first hop in the evidence: nothing continues the chain.
+    assert coverage(items, [anchor, leads])[items.index(chain[0])] == 0.0
+    # The chain steers the utility but never blocks the gate on its own.
+    assert all(g.need != items.index(chain[0]) for g in gap_spec(n, items, [anchor, first]))
+
+
+def test_a_two_hop_question_has_no_chain():
+    n = question_needs("Who owns the system whose lag caused the Harbor Outage?", CHAIN_GAZ)
+    assert n.hops == 2
+    assert [it.kind for it in need_items(n)] == ["entity", "terms", "bridge"]
