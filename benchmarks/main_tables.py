@@ -228,14 +228,19 @@ def targets(reports: dict) -> str:
         cells = [v[0] if v else "–" for v in vals] + [whole[0] if whole else "–"]
         if whole is None:
             mark = "–"
+        elif key == "musique":
+            # The issue asks only that MuSiQue be reported on both halves.
+            mark = "reported (no tolerance asked)"
         else:
             ok = abs(whole[1] - prev_recall) <= 0.01 and abs(whole[2] - prev_all) <= 0.01
             better = whole[1] >= prev_recall - 0.01 and whole[2] >= prev_all - 0.01
             mark = "✓" if ok else ("✓ (higher)" if better else "✗")
-        lines.append(
-            f"| {name}: seal recall / all-gold within 0.01 of {prev_recall:.3f} / "
-            f"{prev_all:.3f} (whole file) | " + " | ".join(cells) + f" | {mark} |"
+        target = (
+            f"seal recall / all-gold on both halves (was {prev_recall:.3f} / {prev_all:.3f})"
+            if key == "musique"
+            else f"seal recall / all-gold within 0.01 of {prev_recall:.3f} / {prev_all:.3f}"
         )
+        lines.append(f"| {name}: {target} (whole file) | " + " | ".join(cells) + f" | {mark} |")
     for key, name in WIKI + OOD:
         vals = []
         for h in HALVES:
