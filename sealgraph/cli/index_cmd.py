@@ -49,8 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         metavar="SPEC",
         help=(
-            "auto, local, none, or openai:MODEL (default: auto: the existing index's "
-            "embedder, else local if installed)"
+            "auto, local, minilm-static (about 160x faster to build, lower recall; "
+            "docs/embedding.md), none, or openai:MODEL (default: auto: the existing "
+            "index's embedder, else local if installed)"
         ),
     )
     parser.add_argument(

