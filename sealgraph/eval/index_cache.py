@@ -146,7 +146,9 @@ def open_index(
     from sealgraph.index import build_index, load_index, refresh_lexical
 
     settings = {
-        "embedder": embedder,
+        # The embedder the spec stands for here ("auto" is the local model where it is
+        # installed and none elsewhere): a cached index built with another is not reused.
+        "embedder": _resolved_name(embedder),
         "max_chunk_tokens": max_chunk_tokens,
         "encoding": encoding,
         "lexicon": lexicon,
@@ -183,3 +185,11 @@ def _check_corpus_size(index: SearchIndex, documents: Sequence[Document], path: 
             f"has {len(documents)}; give an empty or new --index directory, or omit --index "
             "to use the content-addressed cache"
         )
+
+
+def _resolved_name(spec: str) -> str:
+    """Return the name of the embedder ``spec`` resolves to ("none" for lexical only)."""
+    from sealgraph.index.embedders import resolve_embedder
+
+    embedder = resolve_embedder(spec)
+    return "none" if embedder is None else embedder.name
