@@ -286,3 +286,28 @@ def test_a_named_method_the_server_rejects_opens_the_circuit(index):
         assert server.requests == 1
     circuit = llm_circuit(values["seal_log"])
     assert "does not support llm.structured_output_method=json_schema" in circuit["reason"]
+
+
+def llama_cpp_python_like(body: dict[str, Any]) -> dict[str, Any] | HTTPError:
+    """llama-cpp-python's server: json_schema fails its request validation (HTTP 500,
+    pydantic's literal_error), function calling with a named tool works."""
+    method = method_of(body)
+    if method == "json_schema":
+        return HTTPError(
+            500,
+            "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', "
+            "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+        )
+    return capable(body)
+
+
+def test_auto_reads_llama_cpp_pythons_validation_error_as_unsupported():
+    gazetteer = Gazetteer([("lamp", "Lumen Lamp")])
+    with FakeOpenAI("reply", respond=llama_cpp_python_like) as server:
+        llm = LLMReasoner(chat_model(server))
+        first = llm.needs(QUESTION, gazetteer)
+        llm.needs("Who made the Lumen Lamp?", gazetteer)
+        bodies = list(server.bodies)
+    # Not retried as a passing failure: one probe, then function calling, remembered.
+    assert [method_of(b) for b in bodies] == ["json_schema", "function_calling", "function_calling"]
+    assert not first.fallback and first.method == "function_calling"

@@ -314,7 +314,7 @@ def test_a_plan_that_copies_the_example_query_is_rejected():
     llm, model = reasoner(copied, tool("QueryPlan", queries=[good]))
     out = llm.plan(NEEDS, GAPS, [], {}, 3)
     assert [q.text for q in out.value] == ["Ilse Vey birthplace"] and out.llm_calls == 2
-    assert "copies the example of the instructions" in str(model.sent[1][-1].content)
+    assert "example of the instructions" in str(model.sent[1][-1].content)
 
 
 def test_a_reply_that_is_the_example_is_rejected():
@@ -428,3 +428,16 @@ def _wrapped(cause: BaseException) -> Exception:
 )
 def test_error_kinds(exc, kind):
     assert _error_kind(exc) == kind
+
+
+def test_a_reply_that_writes_the_examples_placeholders_is_rejected():
+    from sealgraph.reasoning.llm import _placeholder_in
+
+    example = {"answer": "ANSWER, as passage 2 states [2].", "citations": [2]}
+    assert _placeholder_in(
+        {"answer": "ANSWER, as passage 2 states [1].", "citations": [1]}, example
+    )
+    assert _placeholder_in({"entities": ["NAME AS WRITTEN"]}, {"entities": ["NAME AS WRITTEN"]})
+    # Real replies, acronyms included, pass.
+    assert not _placeholder_in({"answer": "The NASA team led it [1].", "citations": [1]}, example)
+    assert not _placeholder_in({"answer": "Dana Whitcombe [2]."}, example)
