@@ -984,6 +984,11 @@ class LLMReasoner:
                 raise run.failed(text, retryable=kind == TRANSIENT) from exc
             run.count_usage(reply)
             read = _read_reply(reply, step.schema)
+            bound = getattr(self.config.max_tokens, step.name, None)
+            if not read.cut and bound is not None and _usage(reply)[1] >= bound:
+                # Some servers end a cut tool call with finish_reason "tool_calls": the
+                # completion tokens tell that it stopped at the bound all the same.
+                read = replace(read, cut=True)
             if read.data is None and read.parsed is None:
                 why = f"unparsable reply: no JSON {step.schema.__name__} object"
                 if read.cut:

@@ -441,3 +441,16 @@ def test_a_reply_that_writes_the_examples_placeholders_is_rejected():
     # Real replies, acronyms included, pass.
     assert not _placeholder_in({"answer": "The NASA team led it [1].", "citations": [1]}, example)
     assert not _placeholder_in({"answer": "Dana Whitcombe [2]."}, example)
+
+
+def test_a_reply_that_used_every_allowed_token_is_reported_as_cut():
+    # Some servers end a cut tool call with finish_reason "tool_calls": the completion
+    # tokens, equal to the step's bound, tell that it stopped there.
+    cut = AIMessage(
+        content='{"answer_type": "place", "hops": 2, "struc',
+        usage_metadata={"input_tokens": 90, "output_tokens": 256, "total_tokens": 346},
+        response_metadata={"finish_reason": "tool_calls"},
+    )
+    llm, _ = reasoner(cut, retries=0, structured_output_method="plain")
+    out = llm.needs(QUESTION, GAZETTEER)
+    assert out.fallback and "cut at llm.max_tokens.needs" in out.fallback_reason
