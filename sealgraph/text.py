@@ -62,3 +62,12 @@ def lexical_overlap(a: str, b: str) -> float:
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / len(sa | sb)
+
+
+YEAR_RE = re.compile(r"\b(1\d{3}|20\d{2})\b")
+"""A four-digit year, 1000-2099 (digits: the same whatever the lexicon)."""
+
+
+def years_in(text: str) -> frozenset[str]:
+    """Return the four-digit years written in ``text``."""
+    return frozenset(YEAR_RE.findall(text))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
 from sealgraph.lexicon import active, content_words
-from sealgraph.text import normalize_name
+from sealgraph.text import normalize_name, years_in
 
 ANSWER_TYPES = ("person", "date", "number", "place", "yes_no", "choice", "other")
 STRUCTURES = ("single", "bridge", "comparison", "multi_step")
@@ -651,15 +651,6 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         hops=hops,
         answer_modifiers=tuple(k for k in describing if k in {e.key for e in ent_tuple}),
     )
-
-
-# Four-digit years, 1000-2999: digits, the same in any language the lexicon serves.
-_YEAR = re.compile(r"(?<!\d)(1\d{3}|2\d{3})(?!\d)")
-
-
-def years_in(text: str) -> frozenset[str]:
-    """Return the four-digit years written in ``text``."""
-    return frozenset(_YEAR.findall(text))
 
 
 def narrow_by_years(

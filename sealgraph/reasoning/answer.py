@@ -50,7 +50,7 @@ from sealgraph.packing.scoring import (
     phrase,
     terms,
 )
-from sealgraph.text import fold, normalize_name
+from sealgraph.text import YEAR_RE, fold, normalize_name
 
 __all__ = [
     "ComposedAnswer",
@@ -71,7 +71,6 @@ _AGENT_KINDS = ("person", "agent", "organization")
 _NAME_KINDS = ("person", "agent", "organization", "entity", "place")
 _VALUED_KINDS = ("date", "number", "amount", *_NAME_KINDS)
 
-_YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _TOKEN = WORD_RE  # the one tokenizer's pattern, on unfolded text
 _QUESTION_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -744,7 +743,7 @@ def _date_parts(text: str) -> tuple[frozenset[str], frozenset[str]]:
     months = frozenset(
         fold(m.group(0)) for m in active().month_re.finditer(text) if m.group(0)[:1].isupper()
     )
-    return months, frozenset(_YEAR.findall(text))
+    return months, frozenset(YEAR_RE.findall(text))
 
 
 def _date_conflict(ctx: _Context, text: str) -> bool:
@@ -850,11 +849,11 @@ def _compared_value(ctx: _Context, key: str, vkind: str) -> tuple[float, _Senten
     for s in _entity_sentences(ctx, key):
         value: float | None = None
         if vkind == "lifespan":
-            years = [int(y) for y in _YEAR.findall(s.text)[:2]]
+            years = [int(y) for y in YEAR_RE.findall(s.text)[:2]]
             value = float(abs(years[1] - years[0])) if len(years) == 2 else None
         elif vkind == "date":
             m = active().date_re.search(s.text)
-            year = _YEAR.search(m.group(0)) if m else None
+            year = YEAR_RE.search(m.group(0)) if m else None
             value = float(year.group(1)) if year else None
         else:
             nums = _values(ctx, s, "number", set())
@@ -997,7 +996,7 @@ def _yes_no_same(ctx: _Context, ents: Sequence[str]) -> ComposedAnswer | None:
             return _answer(ctx, "yes_no", "", support, 0.0) if support else None
         support.append(s)
         if by_year:
-            m = _YEAR.search(s.text)
+            m = YEAR_RE.search(s.text)
             value = m.group(1) if m else ""
         else:
             others = {ctx.canon(normalize_name(n)) for n in ents}
