@@ -12,10 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
-from sealgraph.errors import ConfigError
-from sealgraph.packing.config import PackConfig
+from sealgraph.errors import ConfigError, TokenizerError
+from sealgraph.packing.config import STRICT, PackConfig
 
 __all__ = [
     "LLMConfig",
@@ -30,7 +30,7 @@ __all__ = [
 class RetrievalConfig(BaseModel):
     """Hybrid retrieval settings."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     lexical_weight: float = Field(default=1.0, ge=0)
     """Weight of the lexical (BM25) ranking in the fusion."""
@@ -51,7 +51,7 @@ class UtilityWeights(BaseModel):
     distractors over the second hop.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     gap_coverage: float = Field(default=1.0, ge=0)
     """λ1: how much of the open gaps the candidate closes."""
@@ -71,7 +71,7 @@ class StepTokens(BaseModel):
     no bound for that step.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     needs: int | None = Field(default=256, ge=16)
     """Reading the question's needs."""
@@ -94,7 +94,7 @@ searched for one JSON object)."""
 class LLMConfig(BaseModel):
     """Settings of the OpenAI-compatible chat model used in LLM mode."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     model: str = "gpt-4o-mini"
     """Chat model name."""
@@ -153,7 +153,7 @@ class LLMConfig(BaseModel):
 class SealConfig(BaseModel):
     """Every knob of the SEAL controller, retrieval, packing and generation."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     k: int = Field(default=3, ge=1, le=100)
     """Fixed evidence-set size: |E_t| = k at every step."""
@@ -190,25 +190,47 @@ class SealConfig(BaseModel):
 
     @field_validator("lexicon")
     @classmethod
-    def _known_lexicon(cls, value: str) -> str:
-        from sealgraph.lexicon import get_lexicon
+    def _known_lexicon(cls, value: str, info: ValidationInfo) -> str:
+        from sealgraph.lexicon import get_lexicon, import_lexicon
 
         value = value.strip()
+        # A config built in Python (no validation context) or from the user's own
+        # flags may import a lexicon module; one built from data may not.
+        trusted = not (info.context or {}).get("untrusted", False)
         try:
-            get_lexicon(value)
+            (import_lexicon if trusted else get_lexicon)(value)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return value
 
+    @field_validator("tokenizer_model")
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> SealConfig:
-        """Build a config from a (possibly partial, possibly nested) dict."""
+    def _known_tokenizer(cls, value: str) -> str:
+        from sealgraph.tokens import encoding_for_model
+
+        try:
+            encoding_for_model(value)
+        except TokenizerError as exc:
+            raise ValueError(str(exc)) from None
+        return value.strip()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, *, trusted: bool = True) -> SealConfig:
+        """Build a config from a (possibly partial, possibly nested) dict.
+
+        Args:
+            data: The settings.
+            trusted: Whether the dict is the user's own (code, flags, the server's
+                environment). A dict from data (a run database, a served client)
+                passes False: it may not name a lexicon module to import.
+
+        """
         if data is not None and not isinstance(data, Mapping):
             raise ConfigError(
                 f"invalid configuration: expected a mapping of settings, got {type(data).__name__}"
             )
         try:
-            return cls.model_validate(dict(data or {}))
+            return cls.model_validate(dict(data or {}), context={"untrusted": not trusted})
         except ValidationError as exc:
             raise ConfigError(_explain(exc)) from None
 
@@ -216,20 +238,21 @@ class SealConfig(BaseModel):
         """Return a JSON-safe nested dict that :meth:`from_dict` turns back into this config."""
         return self.model_dump(mode="json")
 
-    def override(self, overrides: Mapping[str, Any] | None) -> SealConfig:
+    def override(self, overrides: Mapping[str, Any] | None, *, trusted: bool = True) -> SealConfig:
         """Return a copy with dotted-key overrides applied (``{"utility.novelty": 0.2}``).
 
         Nested dicts are merged too, so ``{"pack": {"delta": 0.4}}`` works.
         String values are parsed as JSON when they look like numbers, booleans or objects,
         except for string settings, which keep the text as given (``llm.model=7``).
         Free-form dict settings take new keys (``pack.section_priors.History=1.5``).
+        ``trusted`` as in :meth:`from_dict`.
         """
         if not overrides:
             return self
         data = self.to_dict()
         for key, value in overrides.items():
             _set_dotted(data, str(key), value)
-        return SealConfig.from_dict(data)
+        return SealConfig.from_dict(data, trusted=trusted)
 
 
 def parse_set_args(pairs: list[str] | None) -> dict[str, Any]:

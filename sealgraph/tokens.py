@@ -24,23 +24,35 @@ _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
 def encoding_for_model(model: str | None) -> str:
-    """Return the tiktoken encoding name used by ``model`` (o200k_base by default).
+    """Return the tiktoken encoding name used by ``model`` (o200k_base for None or "").
 
     Args:
-        model: A model name such as ``gpt-4o-mini``, or an encoding name, or None.
+        model: An encoding name (``o200k_base``), a model name tiktoken knows
+            (``gpt-4o-mini``), or None.
+
+    Raises:
+        TokenizerError: ``model`` is neither: a budget counted with a guessed
+            tokenizer would be silently wrong, and an index would record an
+            encoding nobody asked for. Self-hosted models name the encoding
+            closest to theirs (``o200k_base`` for most modern BPE models).
 
     """
     if not model:
         return DEFAULT_ENCODING
     import tiktoken
 
-    if model in tiktoken.list_encoding_names():
-        return model
+    name = model.strip()
+    if name in tiktoken.list_encoding_names():
+        return name
     try:
-        return tiktoken.encoding_name_for_model(model)
+        return tiktoken.encoding_name_for_model(name)
     except KeyError:
-        # Unknown (often self-hosted) models: o200k_base is the closest modern BPE.
-        return DEFAULT_ENCODING
+        known = ", ".join(sorted(tiktoken.list_encoding_names()))
+        raise TokenizerError(
+            f"unknown tokenizer {model!r}: give a tiktoken encoding ({known}) or an OpenAI "
+            f"model name such as gpt-4o; for another model, the encoding closest to its "
+            f"tokenizer (o200k_base for most)"
+        ) from None
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module with a ``register(subparsers)`` function
 that adds its parser and sets ``func``. User errors (:class:`SealgraphError`) are
-printed as one line on stderr with a non-zero exit code, never as a traceback.
+printed as one line on stderr with a non-zero exit code, never as a traceback;
+everything printed has its control characters escaped (:mod:`sealgraph.terminal`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import warnings
 
 from sealgraph.errors import SealgraphError
+from sealgraph.terminal import printable, safe_std_streams
 
 # Subcommand modules, in the order their commands are listed in --help.
 _COMMAND_MODULES = (
@@ -53,10 +55,22 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # File names, titles, answers and errors can come from strangers: on the
+    # terminal they are shown, never obeyed (escape sequences are escaped).
+    with safe_std_streams():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
+        if getattr(args, "lexicon", None):
+            from sealgraph.lexicon import import_lexicon
+
+            import_lexicon(args.lexicon)  # named on the command line: the user's own code
         return int(args.func(args) or 0)
     except SealgraphError as exc:
-        print(f"sealgraph: error: {exc}", file=sys.stderr)
+        # One error is one line, whatever a file name in it holds.
+        print(f"sealgraph: error: {printable(exc, one_line=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("sealgraph: interrupted", file=sys.stderr)

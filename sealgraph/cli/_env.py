@@ -1,4 +1,4 @@
-"""``$SEALGRAPH_INDEX``: the default ``--index`` of the commands that work on one index.
+"""``$SEALGRAPH_INDEX`` and ``--lexicon``: what the commands that work on one index share.
 
 ``index`` (the build target) and ``ask`` use it whenever ``--index`` is not
 given; ``resume`` and ``replay`` use the index the run recorded, and this one
@@ -26,11 +26,12 @@ def env_index() -> str | None:
     return str(Path(value).expanduser()) if value else None
 
 
-def add_index_argument(parser: argparse.ArgumentParser, what: str) -> None:
+def add_index_argument(parser: argparse.ArgumentParser, what: str, *, lexicon: bool = True) -> None:
     """Add ``--index DIR`` defaulting to ``$SEALGRAPH_INDEX`` (required when that is unset).
 
     The value stays None in ``args`` when the flag is not given; read it with
-    :func:`index_arg`, which falls back to the variable.
+    :func:`index_arg`, which falls back to the variable. With ``lexicon``, also
+    :func:`add_lexicon_argument` (every command that opens an index takes one).
     """
     parser.add_argument(
         "--index",
@@ -38,6 +39,8 @@ def add_index_argument(parser: argparse.ArgumentParser, what: str) -> None:
         required=env_index() is None,
         help=f"{what} (default: ${INDEX_ENV}; required when that is not set)",
     )
+    if lexicon:
+        add_lexicon_argument(parser)
 
 
 def index_arg(args: argparse.Namespace, *, announce: bool = False) -> str:
@@ -78,3 +81,24 @@ def run_index_arg(checkpointer: Any, thread_id: str, given: str | None) -> str |
     if read_origin(checkpointer, thread_id).index:
         return None
     return env_index()
+
+
+def add_lexicon_argument(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """Add ``--lexicon SPEC``: a lexicon the user names (and so trusts to import).
+
+    An index records the lexicon it was built with, but a module path read from an
+    index is never imported (:func:`sealgraph.lexicon.get_lexicon`): an index
+    built with your own lexicon is opened with ``--lexicon package.module:NAME``
+    (or ``$SEALGRAPH_LEXICON``). :func:`sealgraph.cli.main` imports it before the
+    command runs.
+    """
+    parser.add_argument(
+        "--lexicon",
+        metavar="SPEC",
+        help=help
+        or (
+            "lexicon of an index built with your own: package.module:NAME of a "
+            "sealgraph.lexicon.Lexicon, imported because you name it (default: "
+            "$SEALGRAPH_LEXICON; an index's own lexicon is never imported from it)"
+        ),
+    )

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from sealgraph.cli._env import INDEX_ENV, add_index_argument, index_arg
+from sealgraph.cli._env import INDEX_ENV, add_index_argument, add_lexicon_argument, index_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--remove, the files, folders or document ids to remove"
         ),
     )
-    add_index_argument(parser, "index directory to build or add to")
+    add_index_argument(parser, "index directory to build or add to", lexicon=False)
     parser.add_argument(
         "--embedder",
         default="auto",
@@ -97,12 +97,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "files only (implies --replace)"
         ),
     )
-    parser.add_argument(
-        "--lexicon",
-        metavar="SPEC",
+    add_lexicon_argument(
+        parser,
         help=(
-            "language of the index: english or package.module:NAME of a "
-            "sealgraph.lexicon.Lexicon (default: the existing index's, else english)"
+            "language of the index: english, a name an installed package registers, or "
+            "package.module:NAME of a sealgraph.lexicon.Lexicon, imported because you name "
+            "it (default: the existing index's, else english; $SEALGRAPH_LEXICON may name "
+            "the module path)"
+        ),
+    )
+    parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help=(
+            "also read what symlinks inside the folders point to outside every PATH "
+            "(default: such links are skipped with a warning)"
         ),
     )
     parser.add_argument(
@@ -136,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         lexicon=args.lexicon,
         prune=args.prune,
+        follow_links=args.follow_links,
         **options,
     )
     # The index build_index returns is this build's own (loaded under its lock),

@@ -10,10 +10,13 @@ import sys
 import time
 from typing import TextIO
 
+from sealgraph.terminal import write_control
+
 __all__ = ["ProgressBar"]
 
 _WIDTH = 24
 _REDRAW_S = 0.1
+_ERASE_TO_END = "\x1b[K"  # erase the rest of the line after a redraw
 
 
 class ProgressBar:
@@ -55,7 +58,10 @@ class ProgressBar:
         elapsed = time.perf_counter() - self._started
         line = f"{self._line()} {elapsed:.1f}s"
         if self._interactive:
-            self._stream.write(f"\r{line}\x1b[K\n")
+            write_control(self._stream, "\r")
+            self._stream.write(line)
+            write_control(self._stream, _ERASE_TO_END)
+            self._stream.write("\n")
         else:
             self._stream.write(line + "\n")
         self._stream.flush()
@@ -68,7 +74,9 @@ class ProgressBar:
 
     def _draw(self) -> None:
         self._last_draw = time.perf_counter()
-        self._stream.write(f"\r{self._line()}\x1b[K")
+        write_control(self._stream, "\r")
+        self._stream.write(self._line())
+        write_control(self._stream, _ERASE_TO_END)
         self._stream.flush()
 
     def __enter__(self) -> ProgressBar:

@@ -67,7 +67,7 @@ from sealgraph.index.embedders import (
 )
 from sealgraph.index.protocol import SearchIndex
 from sealgraph.ingest import WarnFn, warn_stderr
-from sealgraph.lexicon import Lexicon, get_lexicon
+from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon
 from sealgraph.text import normalize_name
 from sealgraph.types import Chunk, Document, Hit
 
@@ -105,6 +105,7 @@ def build_index(
     warn: WarnFn | None = None,
     lexicon: str | Lexicon | None = None,
     prune: bool = False,
+    follow_links: bool = False,
 ) -> Index:
     """Build an index, or add documents to an existing one, and return it loaded.
 
@@ -170,6 +171,9 @@ def build_index(
             or from files inside the given folders, and that this build did not
             read again: their file was deleted, or (a JSONL file) no longer holds
             them. Needs paths, not documents.
+        follow_links: Also read what symlinks inside the given folders point to
+            outside every given path (see :func:`sealgraph.ingest.load_documents`;
+            off by default, such links are skipped with a warning).
 
     Returns:
         The new index.
@@ -205,6 +209,7 @@ def build_index(
         ),
         lexicon=lexicon,
         prune=prune,
+        follow_links=follow_links,
     )
 
 
@@ -352,7 +357,8 @@ def load_index(
     # Files of earlier versions (the offline reasoner's tables) are checked when listed.
     required.extend(name for name in LEGACY_FILES if name in manifest["files"])
     verify_files(path, manifest, tuple(required))
-    lex = get_lexicon(lexicon if lexicon is not None else manifest_lexicon(manifest))
+    # A lexicon the caller names may be imported; the one the manifest names is data.
+    lex = import_lexicon(lexicon) if lexicon is not None else get_lexicon(manifest_lexicon(manifest))
     try:
         documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)
         lexical = LexicalIndex.load(path / LEXICAL_DIR, lex)

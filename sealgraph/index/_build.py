@@ -80,7 +80,7 @@ from sealgraph.index._store import (
     read_documents,
     write_docstore,
 )
-from sealgraph.index.derived import DERIVED_DIR
+from sealgraph.index.derived import DERIVED_DIR, is_derived_file
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -89,7 +89,8 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
-from sealgraph.lexicon import Lexicon, get_lexicon, lexicon_spec, use_lexicon
+from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
+from sealgraph.terminal import write_control
 from sealgraph.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
@@ -115,8 +116,9 @@ OWN_FILES = (
     *LEGACY_FILES,
 )
 """Files a build writes (besides the manifest), even when a damaged manifest lists none."""
-OWN_FOLDERS = (DERIVED_DIR,)
-"""Folders whose files are all sealgraph's: what users of the index derive and cache."""
+OWN_FOLDERS = {DERIVED_DIR: is_derived_file}
+"""Folders holding files sealgraph writes under names the manifest cannot know (what
+users of the index derive and cache), each with how its files are recognised."""
 
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress and resume granularity)
 _KEEP_EVERY_S = 5.0  # finished blocks are kept for a resume at most this often (fast embedders)
@@ -157,6 +159,7 @@ def build_index_dir(
     finish: Callable[[Path, Embedder | None], _T],
     lexicon: str | Lexicon | None = None,
     prune: bool = False,
+    follow_links: bool = False,
 ) -> _T:
     """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
@@ -176,15 +179,18 @@ def build_index_dir(
         embedder, max_chunk_tokens, encoding = _settings_of(
             existing, embedder, max_chunk_tokens, encoding
         )
-        if lexicon is None:
-            lexicon = manifest_lexicon(existing)
     if max_chunk_tokens is None:
         max_chunk_tokens = DEFAULT_MAX_CHUNK_TOKENS
     if max_chunk_tokens < MIN_CHUNK_TOKENS:
         raise InputError(
             f"max chunk tokens must be at least {MIN_CHUNK_TOKENS}, got {max_chunk_tokens}"
         )
-    lex = get_lexicon(lexicon if lexicon is not None else "english")
+    # The caller's lexicon is the user's own (imported if it is a module path); the
+    # one an existing index records is data: looked up, never imported.
+    if lexicon is not None:
+        lex = import_lexicon(lexicon)
+    else:
+        lex = get_lexicon(manifest_lexicon(existing) if existing and not force else "english")
     spec = lexicon_spec(lex)
     resolved = _resolve_embedder(embedder, warn)
     _check_embedder(index_dir, existing, resolved, force=force)
@@ -194,7 +200,7 @@ def build_index_dir(
     counter = token_counter(encoding_name)
     if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
         inputs = list(inputs)  # read twice: for the documents and for the folders given
-    given, sources, given_files = _documents(inputs, warn)
+    given, sources, given_files = _documents(inputs, warn, follow_links=follow_links)
     scope = _Scope.of(inputs, sources)
     if prune and scope is None:
         raise InputError("pruning needs the files or folders the documents come from, not documents")
@@ -951,11 +957,11 @@ def _resolve_embedder(embedder: str | Embedder | None, warn: WarnFn) -> Embedder
 
 
 def _documents(
-    inputs: Any, warn: WarnFn
+    inputs: Any, warn: WarnFn, *, follow_links: bool = False
 ) -> tuple[list[Document], list[SourceFile], dict[str, str]]:
     """Documents to index, the files read, and the file of each document read from one."""
     if isinstance(inputs, str | os.PathLike):
-        corpus = load_corpus(inputs, warn=warn)
+        corpus = load_corpus(inputs, warn=warn, follow_links=follow_links)
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     items = list(inputs) if isinstance(inputs, Iterable) else [inputs]
     if not items:
@@ -963,7 +969,7 @@ def _documents(
     if not all(isinstance(item, Document) for item in items):
         if any(isinstance(item, Document) for item in items):
             raise InputError("give either paths or Document objects, not a mix")
-        corpus = load_corpus(items, warn=warn)
+        corpus = load_corpus(items, warn=warn, follow_links=follow_links)
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     seen: set[str] = set()
     for doc in items:
@@ -1214,7 +1220,8 @@ class _StderrProgress:
         speed = self._speed(stage, done, total, now)
         if speed:
             line += f"  {speed}"
-        self._stream.write("\r" + line.ljust(self._width))
+        write_control(self._stream, "\r")
+        self._stream.write(line.ljust(self._width))
         self._width = len(line)
         if finished:
             self._stream.write("\n")

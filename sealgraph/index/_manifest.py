@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +75,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexCorruptError(
-            f"no sealgraph index at {directory}: its {MANIFEST_FILE} was not written by "
-            f"sealgraph"
+            f"no sealgraph index at {directory}: its {MANIFEST_FILE} was not written by sealgraph"
         )
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
@@ -130,19 +129,20 @@ def foreign_entries(
     directory: Path,
     manifest: dict[str, Any],
     own: Iterable[str] = (),
-    own_folders: Iterable[str] = (),
+    own_folders: Mapping[str, Callable[[Path], bool]] | None = None,
 ) -> list[str]:
     """Return what in ``directory`` sealgraph did not write, as sorted relative POSIX paths.
 
     Sealgraph's are the manifest, the files it lists, the names in ``own`` and the
-    folders holding them, and the files (not symlinks, not subfolders) directly in
-    the folders ``own_folders`` (caches whose names the manifest cannot know);
-    anything else (a file, an unlisted or symlinked folder, or a folder that cannot
-    be read, which ends with ``/``) is someone else's.
+    folders holding them, and in each folder of ``own_folders`` (caches whose names
+    the manifest cannot know) the plain files (not symlinks, not subfolders) its
+    predicate recognises as sealgraph's by their content; anything else (a file,
+    an unlisted or symlinked folder, or a folder that cannot be read, which ends
+    with ``/``) is someone else's.
     """
     listed = manifest.get("files")
     own_files = {MANIFEST_FILE, *own, *(listed if isinstance(listed, dict) else ())}
-    whole = set(own_folders)
+    whole = dict(own_folders or {})
     own_dirs = {parent for name in own_files for parent in _parents(name)}
     own_dirs.update(parent for folder in whole for parent in _parents(folder + "/"))
     foreign: list[str] = []
@@ -151,17 +151,18 @@ def foreign_entries(
         foreign.append(_relative(directory, error.filename) + "/")
 
     for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable):
-        in_whole = _relative(directory, dirpath) in whole
+        recognise = whole.get(_relative(directory, dirpath))
         for name in list(dirnames):
             rel = _relative(directory, os.path.join(dirpath, name))
             if rel not in own_dirs or os.path.islink(os.path.join(dirpath, name)):
                 foreign.append(rel + "/")
                 dirnames.remove(name)
         for name in filenames:
-            rel = _relative(directory, os.path.join(dirpath, name))
+            path = os.path.join(dirpath, name)
+            rel = _relative(directory, path)
             if rel in own_files:
                 continue
-            if not (in_whole and not os.path.islink(os.path.join(dirpath, name))):
+            if recognise is None or os.path.islink(path) or not recognise(Path(path)):
                 foreign.append(rel)
     return sorted(foreign)
 

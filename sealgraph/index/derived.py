@@ -15,8 +15,11 @@ index does not know what these files hold; it only
   only means the data is computed again next time.
 
 Derived files are not listed in the manifest (they are written after it). A build
-writes a new directory without them, and counts the folder as sealgraph's own:
-it never refuses to replace an index for holding one.
+writes a new directory without them; a file in ``derived/`` that
+:func:`is_derived_file` recognises as one (by its name and its own last bytes,
+which :func:`write_derived` always ends with the format marker and the index
+identity) is sealgraph's to replace, and any other file there is the user's: the
+build refuses to replace the index, as for a user's file anywhere in it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import Any
 
 from sealgraph.index._manifest import MANIFEST_FILE
 
-__all__ = ["DERIVED_DIR", "index_identity", "read_derived", "write_derived"]
+__all__ = ["DERIVED_DIR", "index_identity", "is_derived_file", "read_derived", "write_derived"]
 
 DERIVED_DIR = "derived"
 """Folder of an index directory holding the derived caches."""
@@ -41,6 +44,12 @@ DERIVED_DIR = "derived"
 _FORMAT = "sealgraph-derived"
 # A plain file name: no folder, no dot file (the atomic writer's temporaries are).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.json")
+# What the atomic writer's temporary file is named (tempfile.mkstemp's random part).
+_TEMP_NAME = re.compile(r"\.[A-Za-z0-9][A-Za-z0-9_.-]*\.json\.[A-Za-z0-9_]+\.tmp")
+# How every derived file ends: keys are sorted, so "data" comes first and the
+# format and the identity of the index it was derived from come last.
+_TAIL = re.compile(rb', "format": "sealgraph-derived", "index": "[0-9a-f]{64}"\}\Z')
+_TAIL_BYTES = 160
 
 
 def index_identity(manifest: Mapping[str, Any]) -> str | None:
@@ -132,6 +141,24 @@ def write_derived(index: Any, name: str, data: Any) -> bool:
     except OSError:
         return False
     return True
+
+
+def is_derived_file(path: Path) -> bool:
+    """Whether ``path`` is a derived file :func:`write_derived` wrote (or was writing).
+
+    Decided by its name and its last bytes, not by its folder: a file the user put
+    in ``derived/`` is not sealgraph's, and a build must not delete it.
+    """
+    if not (_NAME.fullmatch(path.name) or _TEMP_NAME.fullmatch(path.name)):
+        return False
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - _TAIL_BYTES))
+            tail = f.read()
+    except OSError:
+        return False
+    return _TAIL.search(tail) is not None
 
 
 def _location(index: Any, name: str) -> tuple[Path, str] | None:

@@ -8,8 +8,13 @@ paths. Markdown front matter is parsed, not indexed. Formats that need a library
 
 Paths may be files or directories (walked recursively in sorted order, hidden
 entries skipped) so the same inputs always give the same documents in the same
-order. Symlinked folders are followed, each real folder once; a folder or file
-inside them that cannot be read is skipped with a warning naming it. JSONL is
+order. A corpus is what lies under the paths given: a symlink inside a folder is
+followed when it resolves inside one of the given paths (each real folder and file
+is read once) and skipped with a warning naming it when it points anywhere else,
+unless ``follow_links=True`` (``--follow-links``) opts in. Only regular files are
+read: a FIFO, socket or device is refused before anything is read from it (an
+error when named, a warning inside a folder). A folder or file that cannot be
+read is skipped with a warning naming it. JSONL is
 read per line in one of two forms: the multi-hop QA schema (``{"question",
 "paragraphs": [{"title", "sentences"}], ...}``, every paragraph a document,
 deduplicated across all inputs) or a generic ``{"id", "title", "text"}`` record.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +45,7 @@ from sealgraph.ingest.loaders import (
     WarnFn,
     format_for,
 )
+from sealgraph.terminal import printable
 from sealgraph.types import Document
 
 __all__ = [
@@ -48,12 +55,14 @@ __all__ = [
     "SUPPORTED_SUFFIXES",
     "Corpus",
     "SourceFile",
+    "UnreadableFileError",
     "WarnFn",
     "load_corpus",
     "load_documents",
     "load_qa_records",
     "parse_json_line",
     "qa_doc_id",
+    "read_regular_file",
     "warn_stderr",
 ]
 
@@ -97,6 +106,7 @@ def load_documents(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     warn: WarnFn | None = None,
+    follow_links: bool = False,
 ) -> list[Document]:
     """Load documents from files and directories.
 
@@ -107,34 +117,40 @@ def load_documents(
         warn: Called with one line per recoverable problem (a binary, unreadable or
             damaged file skipped, a file skipped because its format's extra is not
             installed, an unreadable folder skipped, a symlink loop broken, bytes
-            that are not UTF-8, front matter kept as text). Defaults to printing on
-            stderr.
+            that are not UTF-8, front matter kept as text, a symlink out of the
+            given paths or a file that is not a regular file skipped). Defaults to
+            printing on stderr.
+        follow_links: Also follow symlinks inside the folders that point outside
+            every given path (off by default: a shared folder's link to
+            ``/etc/passwd`` must not become a document).
 
     Returns:
         The documents, in a deterministic order (inputs in the given order, files
         within a directory sorted by relative path).
 
     Raises:
-        InputError: A path does not exist, a file named explicitly cannot be read,
-            or no document was found at all.
+        InputError: A path does not exist, a path named explicitly is not a
+            regular file or folder (a FIFO, a device), a file named explicitly
+            cannot be read, or no document was found at all.
         IngestError: A JSONL line is malformed (or nested more than
             :data:`MAX_JSON_DEPTH` deep), two inputs claim the same id, or a file
             named explicitly is damaged or needs an extra that is not installed
             (``reading report.pdf needs the pdf extra: pip install 'sealgraph[pdf]'``).
 
     """
-    return load_corpus(paths, warn=warn).documents
+    return load_corpus(paths, warn=warn, follow_links=follow_links).documents
 
 
 def load_corpus(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     warn: WarnFn | None = None,
+    follow_links: bool = False,
 ) -> Corpus:
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
     loader = _Loader(warn)
-    for root, file, explicit in _iter_input_files(_as_path_list(paths), warn):
+    for root, file, explicit in _iter_input_files(_as_path_list(paths), warn, follow_links):
         loader.load_file(root, file, explicit=explicit)
     loader.warn_missing_extras()
     if not loader.documents:
@@ -169,9 +185,9 @@ def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
     """
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise InputError(f"no such file: {file}")
-    text = _decode(_read_bytes(file), file, warn=warn_stderr)
+    text = _decode(read_regular_file(file), file, warn=warn_stderr)
     records = []
     for line_no, record in _iter_json_lines(text, file):
         if not _is_qa_record(record):
@@ -211,11 +227,11 @@ class _Loader:
         # JSONL, and a file named explicitly whose suffix is not known, are text.
         fmt = format_for(suffix) or PLAIN_TEXT
         try:
-            data = file.read_bytes()
-        except OSError as exc:
+            data = read_regular_file(file)
+        except UnreadableFileError as exc:
             if explicit:  # the user named this file: not reading it is an error
-                raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
-            self.warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
+                raise
+            self.warn(f"skipped unreadable file {file}: {exc.reason}")
             return
         if not fmt.binary and b"\x00" in data[:_BINARY_SNIFF_BYTES]:
             self.warn(f"skipped binary file {file}")
@@ -447,9 +463,7 @@ def parse_json_line(line: str, where: str) -> Any:
         raise too_deep from None
     # Refused here, deep values would blow the stack later (json.dumps of metadata,
     # repr); counting brackets first keeps the walk off ordinary lines.
-    if line.count("[") + line.count("{") > MAX_JSON_DEPTH and _deeper_than(
-        value, MAX_JSON_DEPTH
-    ):
+    if line.count("[") + line.count("{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
         raise too_deep
     return value
 
@@ -477,11 +491,57 @@ def _iter_json_lines(text: str, file: Path) -> Iterator[tuple[int, Any]]:
             yield line_no, parse_json_line(line, f"{file}:{line_no}")
 
 
-def _read_bytes(file: Path) -> bytes:
+def read_regular_file(file: str | os.PathLike[str]) -> bytes:
+    """Return the bytes of a regular file, refusing anything else before reading.
+
+    The file is opened without blocking and checked on the open descriptor, so a
+    FIFO (which would block forever), a device such as ``/dev/zero`` (which never
+    ends) or a socket named as input is an error, not a hang, and a file swapped
+    for one between a check and the read is caught too.
+
+    Raises:
+        UnreadableFileError: The file cannot be opened or read, or is not a
+            regular file; the message names it (``cannot read x: ...``).
+
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return file.read_bytes()
+        fd = os.open(file, flags)
     except OSError as exc:
-        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise UnreadableFileError(file, exc.strerror or str(exc)) from None
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind != "regular file":
+            raise UnreadableFileError(file, f"it is {kind}, not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UnreadableFileError(file, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
+class UnreadableFileError(InputError):
+    """A file cannot be read, or is not a regular file (a FIFO, a device, a socket)."""
+
+    def __init__(self, file: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"cannot read {file}: {reason}")
+        self.reason = reason
+        """Why, without the file name."""
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "regular file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def _decode(data: bytes, file: Path, *, warn: WarnFn) -> str:
@@ -500,25 +560,36 @@ def _as_path_list(
     return [Path(p) for p in paths]
 
 
-def _iter_input_files(paths: list[Path], warn: WarnFn) -> Iterator[tuple[Path, Path, bool]]:
+def _iter_input_files(
+    paths: list[Path], warn: WarnFn, follow_links: bool
+) -> Iterator[tuple[Path, Path, bool]]:
     """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root."""
+    roots = [os.path.realpath(p) for p in paths]
     for path in paths:
         if not path.exists():
             raise InputError(f"no such file or directory: {path}")
         if path.is_dir():
-            for file in _walk(path, warn):
+            for file in _walk(path, warn, roots=None if follow_links else roots):
                 yield path, file, False
         else:
+            kind = _file_kind(path.stat().st_mode)
+            if kind != "regular file":
+                raise InputError(
+                    f"{path} is {kind}, not a regular file or folder; sealgraph reads only files"
+                )
             yield path.parent, path, True
 
 
-def _walk(root: Path, warn: WarnFn) -> list[Path]:
-    """Supported, non-hidden files under ``root``, sorted by path relative to it.
+def _walk(root: Path, warn: WarnFn, *, roots: list[str] | None) -> list[Path]:
+    """Supported, non-hidden regular files under ``root``, sorted by path relative to it.
 
-    Symlinked folders are followed. Every real folder and file is taken once, the
-    first way it is reached: the real tree under ``root`` first, then the linked
-    folders (breadth first, sorted), then symlinked files; so a link to a folder
-    or file already taken adds nothing and a link back up the tree cannot loop.
+    Symlinks are followed when they resolve inside one of ``roots`` (the real
+    paths given; None follows every link) and skipped with a warning otherwise.
+    Every real folder and file is taken once, the first way it is reached: the
+    real tree under ``root`` first, then the linked folders (breadth first,
+    sorted), then symlinked files; so a link to a folder or file already taken
+    adds nothing and a link back up the tree cannot loop. Other files that are not
+    regular files (FIFOs, sockets, devices) are skipped with a warning.
     """
     found: dict[str, Path] = {}  # real path -> the path it was reached by
     walked: set[str] = set()  # real paths of folders already listed
@@ -526,6 +597,16 @@ def _walk(root: Path, warn: WarnFn) -> list[Path]:
 
     def unreadable(error: OSError) -> None:
         warn(f"skipped unreadable folder {error.filename}: {error.strerror or error}")
+
+    def inside(link: Path) -> bool:
+        real = os.path.realpath(link)
+        if roots is None or any(_is_within(real, r) for r in roots):
+            return True
+        warn(
+            f"skipped symlink {link}: it points to {real}, outside the paths given "
+            f"(--follow-links reads it)"
+        )
+        return False
 
     pending = [root]
     while pending:
@@ -543,7 +624,11 @@ def _walk(root: Path, warn: WarnFn) -> list[Path]:
                 continue
             walked.add(real_dir)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            links.extend(Path(dirpath, d) for d in dirnames if os.path.islink(Path(dirpath, d)))
+            links.extend(
+                Path(dirpath, d)
+                for d in dirnames
+                if os.path.islink(Path(dirpath, d)) and inside(Path(dirpath, d))
+            )
             for name in sorted(filenames):
                 file = Path(dirpath, name)
                 if name.startswith(".") or file.suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -552,13 +637,28 @@ def _walk(root: Path, warn: WarnFn) -> list[Path]:
                     file_links.append(file)
                 elif file.is_file():
                     found.setdefault(os.path.realpath(file), file)
+                else:
+                    _warn_special(file, warn)
         pending.extend(links)  # os.walk does not descend into them (followlinks=False)
     for file in file_links:  # after every real file, so a real path wins over a link
-        if file.is_file():
-            found.setdefault(os.path.realpath(file), file)
-        elif not file.exists():
+        if not file.exists():
             warn(f"skipped broken symlink {file}")
+        elif not inside(file):
+            continue
+        elif file.is_file():
+            found.setdefault(os.path.realpath(file), file)
+        elif not file.is_dir():
+            _warn_special(file, warn)
     return sorted(found.values(), key=lambda f: f.relative_to(root).as_posix())
+
+
+def _warn_special(file: Path, warn: WarnFn) -> None:
+    try:
+        kind = _file_kind(file.stat().st_mode)
+    except OSError as exc:
+        warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
+        return
+    warn(f"skipped {file}: it is {kind}, not a regular file")
 
 
 def _is_within(path: str, folder: str) -> bool:
@@ -567,4 +667,4 @@ def _is_within(path: str, folder: str) -> bool:
 
 def warn_stderr(message: str) -> None:
     """Print a warning line on stderr (the default ``warn`` callback)."""
-    print(f"sealgraph: warning: {message}", file=sys.stderr)
+    print(f"sealgraph: warning: {printable(message, one_line=True)}", file=sys.stderr)

@@ -14,12 +14,25 @@ package: BM25 indexing, the ledger, the gap gate, packing and the offline answer
 
 Choosing a lexicon
 ------------------
-``SealConfig(lexicon=...)`` (``--set lexicon=...`` on the command line) names it:
-``"english"`` or a ``"package.module:ATTRIBUTE"`` path to a :class:`Lexicon`
-object (see :func:`get_lexicon`). An index records the lexicon it was built with
-(its manifest's ``lexicon`` and ``lexical.tokenizer_version``) and every run over
-that index reads with it; the config's ``lexicon`` chooses the lexicon of new
-indexes (and of runs over an index that records none).
+``SealConfig(lexicon=...)`` (``--set lexicon=...`` or ``--lexicon`` on the command
+line) names it: ``"english"``, a name an installed package registers through the
+``sealgraph.lexicons`` entry-point group, or a ``"package.module:ATTRIBUTE"`` path
+to a :class:`Lexicon` object. An index records the lexicon it was built with (its
+manifest's ``lexicon`` and ``lexical.tokenizer_version``) and every run over that
+index reads with it; the config's ``lexicon`` chooses the lexicon of new indexes
+(and of runs over an index that records none).
+
+A module path is imported only when the user names it in code or on the command
+line (:func:`import_lexicon`; ``--lexicon`` and ``$SEALGRAPH_LEXICON`` on every
+command that opens an index), never because a manifest, a run's config or a
+served client names it (:func:`get_lexicon` refuses an unknown path): an index
+folder is data, and so is a request. An index built with your own lexicon is
+opened with ``--lexicon package.module:NAME`` again (its tokenizer is checked
+against the version the index records), or by a package that registers the
+lexicon under an entry point::
+
+    [project.entry-points."sealgraph.lexicons"]
+    french = "mypkg.french:FRENCH"
 
 The active lexicon is context-scoped (a :mod:`contextvars` variable):
 :func:`use_lexicon` sets it for a block; graph nodes, the pipeline and the index
@@ -46,7 +59,7 @@ and point the config at it::
         ...
     )
 
-    SealConfig(lexicon="mypkg.french:FRENCH")
+    SealConfig(lexicon="mypkg.french:FRENCH")   # imports mypkg.french: your own code
 
 Patterns (fields ending in ``_re``) are compiled :class:`re.Pattern` objects whose
 groups are used as documented; word sets hold folded (lower-case, accent-free, see
@@ -62,7 +75,9 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import importlib.metadata
 import inspect
+import os
 import re
 import threading
 import unicodedata
@@ -82,6 +97,7 @@ __all__ = [
     "content_words",
     "fold",
     "get_lexicon",
+    "import_lexicon",
     "lexicon_of",
     "lexicon_spec",
     "reads_index_lexicon",
@@ -528,12 +544,59 @@ def register_lexicon(lexicon: Lexicon, name: str | None = None) -> str:
     return key
 
 
-def get_lexicon(spec: str | Lexicon) -> Lexicon:
-    """Return the lexicon named by ``spec``.
+LEXICON_ENV = "SEALGRAPH_LEXICON"
+"""Environment variable naming a ``package.module:NAME`` lexicon the user trusts to import."""
 
-    ``spec`` is a registered name (``"english"``) or a ``"package.module:ATTRIBUTE"``
-    path to a :class:`Lexicon` object, imported on first use; a :class:`Lexicon` is
-    returned as is.
+ENTRY_POINT_GROUP = "sealgraph.lexicons"
+"""Entry-point group through which an installed package registers lexicons by name."""
+
+
+def get_lexicon(spec: str | Lexicon) -> Lexicon:
+    """Return the lexicon known as ``spec``, never importing what data names.
+
+    ``spec`` is looked up, in order, among the registered lexicons (``"english"``,
+    those given to :func:`register_lexicon` or :func:`import_lexicon`), the
+    lexicons installed packages declare in the ``sealgraph.lexicons`` entry-point
+    group, and the one ``package.module:NAME`` path that ``$SEALGRAPH_LEXICON``
+    names. A :class:`Lexicon` is returned as is. Any other ``package.module:NAME``
+    path is refused, not imported: a spec read from an index manifest, a run's
+    config or a served client's context is data, and data never chooses code to
+    run. Code the user runs imports its own lexicon with :func:`import_lexicon`
+    (``SealConfig(lexicon=...)``, ``build_index(..., lexicon=...)``, ``--lexicon``).
+
+    Raises:
+        ConfigError: Unknown name, or a path that was not made known by the user.
+
+    """
+    if isinstance(spec, Lexicon):
+        return spec
+    key = _spec_key(spec)
+    found = _REGISTRY.get(key) or _from_entry_point(key)
+    if found is not None:
+        return found
+    if ":" not in key:
+        known = ", ".join(sorted({*_REGISTRY, *_entry_point_names()}))
+        raise ConfigError(
+            f"unknown lexicon {key!r}: use one of {known}, or 'package.module:NAME' naming "
+            f"a sealgraph.lexicon.Lexicon object"
+        )
+    if key == os.environ.get(LEXICON_ENV, "").strip():
+        return import_lexicon(key)
+    raise ConfigError(
+        f"lexicon {key!r} is a module path, which sealgraph imports only when you name it "
+        f"yourself: pass --lexicon {key} (or set {LEXICON_ENV}={key}, or call "
+        f"sealgraph.lexicon.import_lexicon({key!r})) if you trust that code"
+    )
+
+
+def import_lexicon(spec: str | Lexicon) -> Lexicon:
+    """Return the lexicon ``spec`` names, importing a ``package.module:NAME`` path.
+
+    For code the user runs and flags the user types (``SealConfig(lexicon=...)`` in
+    Python, ``build_index(..., lexicon=...)``, ``--lexicon``, ``$SEALGRAPH_LEXICON``):
+    the imported lexicon is registered under its path, so :func:`get_lexicon` finds
+    it afterwards (an index that records the path then opens with it). Never call
+    this with a spec read from data (a manifest, a served request).
 
     Raises:
         ConfigError: Unknown name, a path that cannot be imported, or an attribute
@@ -542,20 +605,10 @@ def get_lexicon(spec: str | Lexicon) -> Lexicon:
     """
     if isinstance(spec, Lexicon):
         return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(
-            f"lexicon must be a name such as 'english' or 'package.module:NAME', got {spec!r}"
-        )
-    key = spec.strip()
-    found = _REGISTRY.get(key)
-    if found is not None:
-        return found
-    if ":" not in key:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(
-            f"unknown lexicon {key!r}: use one of {known}, or 'package.module:NAME' naming "
-            f"a sealgraph.lexicon.Lexicon object"
-        )
+    key = _spec_key(spec)
+    found = _REGISTRY.get(key) or _from_entry_point(key)
+    if found is not None or ":" not in key:
+        return found if found is not None else get_lexicon(key)
     if not _SPEC_RE.match(key):
         raise ConfigError(
             f"lexicon {key!r} is not a valid 'package.module:NAME' path to a Lexicon object"
@@ -569,11 +622,50 @@ def get_lexicon(spec: str | Lexicon) -> Lexicon:
     if not isinstance(value, Lexicon):
         what = "nothing" if value is None else f"a {type(value).__name__}"
         raise ConfigError(
-            f"lexicon {key!r}: {module_name}.{attribute} is {what}, not a "
-            f"sealgraph.lexicon.Lexicon"
+            f"lexicon {key!r}: {module_name}.{attribute} is {what}, not a sealgraph.lexicon.Lexicon"
         )
     with _REGISTRY_LOCK:
         return _REGISTRY.setdefault(key, value)
+
+
+def _spec_key(spec: object) -> str:
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(
+            f"lexicon must be a name such as 'english' or 'package.module:NAME', got {spec!r}"
+        )
+    return spec.strip()
+
+
+def _entry_point_names() -> list[str]:
+    return [ep.name for ep in _entry_points()]
+
+
+def _entry_points() -> list[Any]:
+    try:
+        return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    except Exception:  # a broken distribution's metadata: no entry points, not a crash
+        return []
+
+
+def _from_entry_point(key: str) -> Lexicon | None:
+    """Return the lexicon an installed package declares as ``key`` (loaded once), or None."""
+    for ep in _entry_points():
+        if ep.name != key:
+            continue
+        try:
+            value = ep.load()
+        except Exception as exc:  # the package's own import error
+            raise ConfigError(
+                f"lexicon {key!r}: cannot load entry point {ep.value}: {exc}"
+            ) from None
+        if not isinstance(value, Lexicon):
+            raise ConfigError(
+                f"lexicon {key!r}: entry point {ep.value} is a {type(value).__name__}, not a "
+                f"sealgraph.lexicon.Lexicon"
+            )
+        with _REGISTRY_LOCK:
+            return _REGISTRY.setdefault(key, value)
+    return None
 
 
 def lexicon_spec(lexicon: Lexicon) -> str:

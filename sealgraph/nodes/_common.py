@@ -47,7 +47,7 @@ def resolve(
             config=_base_config(given.config, default.config),
         )
     overrides = state.get("config")
-    cfg = ctx.config.override(overrides) if overrides else ctx.config
+    cfg = ctx.config.override(overrides, trusted=False) if overrides else ctx.config
     return ctx, cfg
 
 
@@ -57,7 +57,7 @@ def _base_config(given: Any, default: Any) -> SealConfig:
     if isinstance(given, SealConfig):
         return given
     if isinstance(given, Mapping):
-        return default.override(dict(given)) if given else default
+        return default.override(dict(given), trusted=False) if given else default
     raise InputError(
         f"the run context's config must be a SealConfig or a dict, got {type(given).__name__}"
     )

@@ -6,6 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+"""Settings models accept exactly their types: no unknown keys, no ``true`` for a
+number or ``"3"`` for an int, no NaN or infinity (``--set`` values are read as JSON
+first, so ``k=3`` is still the number 3)."""
+
 
 class PackConfig(BaseModel):
     """How evidence is cut into spans and packed under the token budget.
@@ -19,7 +24,7 @@ class PackConfig(BaseModel):
     ``sealgraph eval`` instead.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT
 
     strategy: Literal["bubble", "segments", "window", "auto"] = "auto"
     """Packing strategy; ``auto`` grows spans (segments/window) then selects with the bubble."""

@@ -153,21 +153,41 @@ def test_replace_flag_keeps_only_the_given_documents(tmp_path):
 # --- 3. symlinked and unreadable folders are not skipped silently --------------------------
 
 
-def test_symlinked_folders_are_followed_once_and_loops_broken(tmp_path):
+def _linked_docs(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "glossary.md").write_text("# Glossary\n\nA lumen is a unit of light.\n")
     docs = tmp_path / "docs"
     (docs / "real").mkdir(parents=True)
     (docs / "real" / "a.md").write_text("# A\n\nAlpha text.\n")
-    (docs / "linked").symlink_to(shared, target_is_directory=True)
+    (docs / "linked").symlink_to(shared, target_is_directory=True)  # outside docs/
     (docs / "again").symlink_to(docs / "real", target_is_directory=True)  # duplicate
     (docs / "real" / "loop").symlink_to(docs, target_is_directory=True)  # cycle
+    return docs
+
+
+def test_symlinked_folders_are_followed_once_and_loops_broken(tmp_path):
+    docs = _linked_docs(tmp_path)
     warnings: list[str] = []
-    ids = [d.doc_id for d in load_documents(docs, warn=warnings.append)]
+    ids = [d.doc_id for d in load_documents(docs, warn=warnings.append, follow_links=True)]
     assert ids == ["linked/glossary.md", "real/a.md"]
     assert len(warnings) == 1
     assert "real/loop" in warnings[0] and "points back" in warnings[0]
+
+
+def test_symlinks_out_of_the_given_paths_are_skipped_with_a_warning(tmp_path):
+    docs = _linked_docs(tmp_path)
+    (docs / "passwd.md").symlink_to(tmp_path / "shared" / "glossary.md")
+    warnings: list[str] = []
+    ids = [d.doc_id for d in load_documents(docs, warn=warnings.append)]
+    assert ids == ["real/a.md"]
+    outside = [w for w in warnings if "outside the paths given" in w]
+    assert len(outside) == 2, warnings
+    assert any("docs/linked" in w for w in outside) and any("passwd.md" in w for w in outside)
+    # Links inside the given paths are still read (each real file once), and a link
+    # named as one of the paths is the user's own choice.
+    ids = [d.doc_id for d in load_documents([docs, tmp_path / "shared"], warn=warnings.append)]
+    assert ids == ["linked/glossary.md", "real/a.md"]
 
 
 def test_unreadable_folder_is_named_in_a_warning(tmp_path):
@@ -193,20 +213,20 @@ def test_unreadable_folder_and_file_are_named_in_warnings(tmp_path, monkeypatch)
     docs = write_tiny_docs(tmp_path / "docs")
     (docs / "private").mkdir()
     (docs / "private" / "secret.md").write_text("# Secret\n\nHidden.\n")
-    real_scandir, real_read_bytes = os.scandir, Path.read_bytes
+    real_scandir, real_open = os.scandir, os.open
 
     def scandir(path="."):
         if Path(path).name == "private":
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    def read_bytes(self):
-        if self.name == "port_ellis.md":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read_bytes(self)
+    def open_(path, *args, **kwargs):
+        if Path(path).name == "port_ellis.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "scandir", scandir)
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_)
     warnings: list[str] = []
     documents = load_documents(docs, warn=warnings.append)
     assert sorted(d.doc_id for d in documents) == [

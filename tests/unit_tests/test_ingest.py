@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -201,10 +202,10 @@ def test_sources_record_file_hashes(tiny_docs_dir):
 def test_unreadable_file_named_explicitly_is_an_error(tmp_path, monkeypatch):
     path = write(tmp_path / "note.md", "# Note\n\nText.\n")
 
-    def denied(self):
-        raise PermissionError(13, "Permission denied", str(self))
+    def denied(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(InputError, match=r"cannot read .*note\.md: Permission denied"):
         load_documents(path)
 

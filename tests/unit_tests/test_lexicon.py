@@ -21,6 +21,7 @@ from sealgraph.lexicon import (
     active,
     content_words,
     get_lexicon,
+    import_lexicon,
     lexicon_of,
     stem,
     use_lexicon,
@@ -62,7 +63,7 @@ def tiny_lexicon(tmp_path_factory):
     (folder / "sealgraph_test_tiny_lexicon.py").write_text(textwrap.dedent(TINY_MODULE))
     sys.path.insert(0, str(folder))
     try:
-        yield get_lexicon(TINY_SPEC)
+        yield import_lexicon(TINY_SPEC)
     finally:
         sys.path.remove(str(folder))
 
@@ -137,9 +138,9 @@ def test_unknown_lexicon_gives_a_clear_error(tiny_lexicon):
     with pytest.raises(ConfigError, match=r"lexicon: .*unknown lexicon 'klingon'"):
         SealConfig.from_dict({"lexicon": "klingon"})
     with pytest.raises(ConfigError, match="cannot import no_such_module"):
-        get_lexicon("no_such_module:LEX")
+        import_lexicon("no_such_module:LEX")
     with pytest.raises(ConfigError, match=r"is a dict, not a sealgraph\.lexicon\.Lexicon"):
-        get_lexicon("sealgraph_test_tiny_lexicon:NOT_A_LEXICON")
+        import_lexicon("sealgraph_test_tiny_lexicon:NOT_A_LEXICON")
     with pytest.raises(ConfigError, match="unknown Snowball stemmer 'klingon'"):
         dataclasses.replace(ENGLISH, name="bad", stemmer="klingon")
 
