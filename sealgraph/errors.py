@@ -49,3 +49,7 @@ class ConfigError(SealgraphError):
 
 class CheckpointError(SealgraphError):
     """A checkpoint database or thread cannot be used."""
+
+
+class DiskFullError(SealgraphError):
+    """No space is left where an index is written; what was there is unchanged."""

@@ -9,9 +9,9 @@ The questions file has one JSON object per line::
 ``gold_documents`` name documents by their path relative to the corpus folder,
 which is the doc id :func:`sealgraph.ingest.load_documents` gives them. Span
 offsets are Python ``str`` indices into the file's text read as UTF-8; the
-ingester drops a leading byte-order mark and turns CRLF and CR line ends into LF,
-so :class:`SourceText` maps every offset onto that normalised text, the one chunk
-offsets refer to.
+ingester normalises text (:mod:`sealgraph.ingest.normalize`: NFC, no byte-order mark
+or other invisible characters, LF line ends), so :class:`SourceText` maps every
+offset onto that normalised text, the one chunk offsets refer to.
 
 A question is *unanswerable* (the corpus does not hold its answer; declining is
 right) when ``"answerable": false``; or, without that field, when its ``type``
@@ -21,8 +21,6 @@ it names no gold document. See :func:`is_unanswerable`.
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.errors import IngestError, InputError
 from sealgraph.ingest import parse_json_line
+from sealgraph.ingest.normalize import OffsetMap, normalize_text
 from sealgraph.types import Document
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +51,6 @@ QuestionsFormat = Literal["multihop", "corpus", "unknown"]
 """What a questions file holds: multi-hop QA JSONL, corpus questions, or neither."""
 
 _UNANSWERABLE_TYPE_WORDS = ("unanswerable", "unsolvable")
-_CRLF = re.compile("\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +93,24 @@ class SourceText:
     """A file's text as the ingester indexes it, and how raw offsets map onto it."""
 
     text: str
-    """The normalised text: no leading byte-order mark, LF line ends only."""
-    raw_length: int
-    """Length of the raw text (the file read as UTF-8), the range raw offsets live in."""
-    removed: tuple[int, ...]
-    """Raw offsets of the characters normalisation dropped (a BOM, the CR of each CRLF)."""
+    """The normalised text (:func:`sealgraph.ingest.normalize.normalize_text`: NFC, no
+    byte-order mark or other invisible characters, LF line ends only)."""
+    offsets: OffsetMap
+    """Offsets between the raw text (the file read as UTF-8) and :attr:`text`."""
 
-    def to_normalised(self, offset: int) -> int:
+    @property
+    def raw_length(self) -> int:
+        """Length of the raw text, the range raw offsets live in."""
+        return self.offsets.raw_length
+
+    def to_normalised(self, offset: int, *, end: bool = False) -> int:
         """Map a raw offset (0..``raw_length``) onto ``text``.
 
         An offset keeps its place among the characters that stay: the offset of
-        the LF of a CRLF and of its CR both map to the LF.
+        the LF of a CRLF and of its CR both map to the LF; the end of a span that
+        ends inside a composed character covers it.
         """
-        return offset - bisect.bisect_left(self.removed, offset)
+        return self.offsets.to_normalised(offset, end=end)
 
 
 def normalise_source(raw: str) -> SourceText:
@@ -117,11 +120,8 @@ def normalise_source(raw: str) -> SourceText:
         raw: The file's bytes decoded as UTF-8 (a byte-order mark kept as U+FEFF).
 
     """
-    removed = [0] if raw.startswith("\ufeff") else []
-    removed.extend(match.start() for match in _CRLF.finditer(raw))
-    body = raw[1:] if raw.startswith("\ufeff") else raw
-    text = body.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceText(text=text, raw_length=len(raw), removed=tuple(removed))
+    text, offsets = normalize_text(raw)
+    return SourceText(text=text, offsets=offsets)
 
 
 class CorpusSources:
@@ -411,7 +411,9 @@ def _spans(spans: Any, where: str, sources: CorpusSources) -> tuple[GoldSpan, ..
                 f"{where}: gold span {i} [{start}, {end}) of {doc_id!r} is out of range: "
                 f"the file has {source.raw_length} characters"
             )
-        out.append(GoldSpan(doc_id, source.to_normalised(start), source.to_normalised(end)))
+        out.append(
+            GoldSpan(doc_id, source.to_normalised(start), source.to_normalised(end, end=True))
+        )
     return tuple(out)
 
 

@@ -19,6 +19,7 @@ it has swapped the new index in: a build that was killed resumes from there.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -38,6 +39,7 @@ from filelock import FileLock, Timeout
 
 from sealgraph.chunking import SPLITTER_VERSION, chunk_document
 from sealgraph.errors import (
+    DiskFullError,
     EmbedderMismatchError,
     IndexCorruptError,
     IngestError,
@@ -66,6 +68,7 @@ from sealgraph.index._manifest import (
     foreign_entries,
     fsync_path,
     fsync_tree,
+    old_format_message,
     read_manifest,
     read_marker,
     verify_files,
@@ -173,6 +176,8 @@ def build_index_dir(
     # Everything that can fail without touching the disk fails before the lock file
     # or any folder is created (the checks are repeated under the lock).
     existing = inspect_target(index_dir)
+    if existing is not None and not replace:
+        _check_format(index_dir, existing)
     if existing is not None and not force:
         # Adding a note must not silently re-chunk or re-embed the whole index with
         # other settings: unless given, they are the index's own.
@@ -203,11 +208,15 @@ def build_index_dir(
     given, sources, given_files = _documents(inputs, warn, follow_links=follow_links)
     scope = _Scope.of(inputs, sources)
     if prune and scope is None:
-        raise InputError("pruning needs the files or folders the documents come from, not documents")
+        raise InputError(
+            "pruning needs the files or folders the documents come from, not documents"
+        )
     report = progress or _StderrProgress()
 
     with locked_index(index_dir, timeout=lock_timeout, warn=warn), use_lexicon(lex):
         existing = inspect_target(index_dir)
+        if existing is not None and not replace:
+            _check_format(index_dir, existing)
         _check_embedder(index_dir, existing, resolved, force=force)
         documents, files, doc_counts, stale = _merge(
             index_dir, existing, given, given_files, replace=replace, scope=scope, prune=prune
@@ -223,9 +232,9 @@ def build_index_dir(
         texts = [indexed_text(c) for c in chunks]
         hashes = [content_hash(t) for t in texts]
 
-        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
         partial = None
-        try:
+        # The estimate is read only after a failed write (a dim may cost a request).
+        with _staging(index_dir, lambda: _build_bytes(documents, texts, resolved)) as tmp:
             write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes, files)
             _write_lexical(tmp, texts, lex)
             n_reused = n_new = n_resumed = 0
@@ -263,9 +272,6 @@ def build_index_dir(
             write_manifest(tmp, manifest)
             fsync_tree(tmp)
             _swap_into_place(tmp, index_dir, existing, warn)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         _discard_partials(index_dir, partial, set(hashes), warn)
         return finish(index_dir, resolved)
 
@@ -330,8 +336,7 @@ def refresh_lexical_dir(
             raise IndexCorruptError(
                 f"damaged index at {index_dir}: {type(exc).__name__}: {exc}"
             ) from None
-        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
-        try:
+        with _staging(index_dir, lambda: _tree_bytes(index_dir / LEXICAL_DIR)) as tmp:
             for name in kept:
                 target = tmp / name
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -352,9 +357,6 @@ def refresh_lexical_dir(
             write_manifest(tmp, manifest)
             fsync_tree(tmp)
             _swap_into_place(tmp, index_dir, existing, warn)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return finish(index_dir)
 
 
@@ -436,8 +438,7 @@ def remove_documents_dir(
         def dropped(path: str) -> bool:
             return path not in still and (path in gone or _covered(path, given))
 
-        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
-        try:
+        with _staging(index_dir, lambda: _tree_bytes(index_dir)) as tmp:
             write_docstore(tmp / DOCSTORE_FILE, remaining, kept, [hashes[r] for r in rows], files)
             _write_lexical(tmp, [indexed_text(chunk) for chunk in kept], lex)
             if vectors is not None:
@@ -470,9 +471,6 @@ def remove_documents_dir(
             write_manifest(tmp, manifest)
             fsync_tree(tmp)
             _swap_into_place(tmp, index_dir, existing, warn)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return finish(index_dir)
 
 
@@ -532,7 +530,9 @@ def inspect_target(index_dir: Path) -> dict[str, Any] | None:
     manifest = read_marker(index_dir)
     foreign = foreign_entries(index_dir, manifest, OWN_FILES, OWN_FOLDERS)
     if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
         raise InputError(
             f"{index_dir} is a sealgraph index but also holds files sealgraph did not write "
             f"({shown}); refusing to replace it: move them out of the index directory first"
@@ -563,7 +563,9 @@ def locked_index(index_dir: Path, *, timeout: float, warn: WarnFn) -> Iterator[P
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            warn(f"waiting for another sealgraph build of {index_dir} to finish (up to {timeout:g} s)")
+            warn(
+                f"waiting for another sealgraph build of {index_dir} to finish (up to {timeout:g} s)"
+            )
             try:
                 lock.acquire(timeout=max(timeout, 0))
             except Timeout:
@@ -675,6 +677,13 @@ def _missing_or_empty(directory: Path) -> bool:
         return directory.is_dir() and not any(directory.iterdir())
     except OSError:
         return False
+
+
+def _check_format(index_dir: Path, existing: dict[str, Any]) -> None:
+    """Refuse to add to an index of an older format: its documents were read otherwise."""
+    version = existing.get("format_version")
+    if version != FORMAT_VERSION:
+        raise InputError(old_format_message(index_dir, version))
 
 
 def _settings_of(
@@ -831,7 +840,9 @@ def _merge(
     return merged, files, _document_counts(counts), stale
 
 
-def _stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: _Scope | None) -> str:
+def _stale_message(
+    stale: Sequence[Document], files: Mapping[str, str], scope: _Scope | None
+) -> str:
     shown = ", ".join(files.get(doc.doc_id, doc.doc_id) for doc in stale[:3])
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     roots = ", ".join(scope.roots) if scope is not None else ""
@@ -1120,6 +1131,88 @@ def _discard_partials(
         else:
             warn(f"removed {directory}, embeddings an interrupted build with another embedder left")
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def _staging(index_dir: Path, needed_bytes: Callable[[], int]) -> Iterator[Path]:
+    """Yield a new temporary sibling of ``index_dir`` to write an index into; remove it after.
+
+    A write that fails for want of space (full disk, quota, file size limit)
+    becomes a :class:`DiskFullError` naming the folder and about how much space the
+    index needs (``needed_bytes``); the index in ``index_dir`` is not touched until
+    the new one is complete, so nothing is lost.
+    """
+    tmp = None
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        yield tmp
+    except (OSError, sqlite3.Error, RuntimeError) as exc:
+        if not _out_of_space(exc, index_dir.parent, needed_bytes):
+            raise
+        raise DiskFullError(_out_of_space_message(index_dir, needed_bytes())) from None
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+_NO_SPACE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+# What libraries say when a write came up short without an errno: numpy's
+# "N requested and M written", SQLite's SQLITE_FULL, C stdio through FAISS.
+_NO_SPACE_RE = re.compile(r"requested and \d+ written|disk is full|no space left|quota", re.I)
+
+
+def _out_of_space(exc: BaseException, folder: Path, needed_bytes: Callable[[], int]) -> bool:
+    """Whether a failed write failed for want of space in ``folder``."""
+    if isinstance(exc, OSError) and exc.errno in _NO_SPACE_ERRNOS:
+        return True
+    if getattr(exc, "sqlite_errorcode", None) == 13:  # SQLITE_FULL
+        return True
+    if _NO_SPACE_RE.search(str(exc)):
+        return True
+    if not (isinstance(exc, OSError) and exc.errno is None):
+        return False
+    try:  # a short write that does not say why: is the disk (nearly) full?
+        return shutil.disk_usage(folder).free < needed_bytes()
+    except OSError:
+        return False
+
+
+def _out_of_space_message(index_dir: Path, needed: int) -> str:
+    try:
+        free = f"{_megabytes(shutil.disk_usage(index_dir.parent).free)} free"
+    except OSError:
+        free = "free space unknown"
+    return (
+        f"no space left in {index_dir.parent} to write the index {index_dir.name}: it needs "
+        f"about {_megabytes(needed)} there ({free}); free some space or give --index a "
+        f"folder on another disk. Nothing was changed: the index there is as it was"
+    )
+
+
+def _megabytes(n_bytes: int) -> str:
+    return f"{max(n_bytes, 0) / 1e6:,.1f} MB"
+
+
+def _build_bytes(
+    documents: Sequence[Document], texts: Sequence[str], embedder: Embedder | None
+) -> int:
+    """Return about how many bytes a new index of these documents takes.
+
+    Measured: ~2.2× the chunk text for the docstore and the BM25 arrays; vectors
+    are stored twice (FAISS and ``.npy``).
+    """
+    chunk_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    doc_bytes = sum(len(d.text.encode("utf-8")) for d in documents)
+    try:
+        dim = embedder.dim if embedder is not None else 0
+    except Exception:  # a remote embedder that cannot say: count its vectors as MiniLM's
+        dim = 384
+    return 3 * chunk_bytes + doc_bytes + len(texts) * dim * 8 + (1 << 16)
+
+
+def _tree_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (what a rewrite of them needs again)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def _swap_into_place(

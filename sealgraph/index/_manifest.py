@@ -24,9 +24,26 @@ from sealgraph.errors import IndexCorruptError, InputError
 
 MANIFEST_FILE = "manifest.json"
 FORMAT_NAME = "sealgraph-index"
-FORMAT_VERSION = 1
-KNOWN_FORMAT_VERSIONS = frozenset({FORMAT_VERSION})
-"""Format versions this sealgraph reads and may replace."""
+FORMAT_VERSION = 2
+"""Version of the index format this sealgraph writes and reads. 2: document text is
+normalised (NFC, invisible characters removed; :mod:`sealgraph.ingest.normalize`)."""
+KNOWN_FORMAT_VERSIONS = frozenset({1, FORMAT_VERSION})
+"""Format versions this sealgraph recognises as its own, and so may replace."""
+
+
+def old_format_message(directory: Path, version: object) -> str:
+    """Say that the index in ``directory`` has another format version, and what to do."""
+    if type(version) is int and version in KNOWN_FORMAT_VERSIONS:
+        return (
+            f"the index at {directory} was built by an older sealgraph (format version "
+            f"{version}; this one reads {FORMAT_VERSION}): rebuild it from its documents with "
+            f"`sealgraph index PATH --index {directory} --replace`"
+        )
+    return (
+        f"the index at {directory} has format version {version}, this sealgraph reads "
+        f"version {FORMAT_VERSION}; open it with the sealgraph that built it, or build "
+        f"a new index in another directory"
+    )
 
 
 def file_sha256(path: Path) -> str:
@@ -79,11 +96,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         )
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
-        raise IndexCorruptError(
-            f"the index at {directory} has format version {version}, this sealgraph reads "
-            f"version {FORMAT_VERSION}; open it with the sealgraph that built it, or build "
-            f"a new index in another directory"
-        )
+        raise IndexCorruptError(old_format_message(directory, version))
     if not isinstance(manifest.get("files"), dict):
         raise IndexCorruptError(f"damaged index at {directory}: {MANIFEST_FILE} lists no files")
     return manifest

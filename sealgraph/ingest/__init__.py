@@ -45,6 +45,7 @@ from sealgraph.ingest.loaders import (
     WarnFn,
     format_for,
 )
+from sealgraph.ingest.normalize import normalize_for_matching, normalize_text
 from sealgraph.terminal import printable
 from sealgraph.types import Document
 
@@ -196,7 +197,7 @@ def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 f'"question" and "paragraphs")'
             )
         _validate_qa_record(record, file, line_no, require_question=True)
-        records.append(record)
+        records.append(_normalised_qa_record(record))
     return records
 
 
@@ -289,8 +290,9 @@ class _Loader:
                 )
 
     def _add_loaded(self, fmt: Format, loaded: Loaded, file: Path, rel: str) -> None:
-        # Offsets refer to this normalised text; CR line ends carry no meaning.
-        text = loaded.text.replace("\r\n", "\n").replace("\r", "\n")
+        # Offsets refer to this normalised text (NFC, no invisible characters, LF line
+        # ends); normalize_text's map leads back to the loader's text.
+        text = normalize_text(loaded.text)[0]
         if not text.strip():
             reason = loaded.empty_reason
             self.warn(f"skipped {file}: {reason}" if reason else f"skipped empty file {file}")
@@ -304,7 +306,7 @@ class _Loader:
             title = _fallback_title(file)
         doc = Document(
             doc_id=rel,
-            title=title,
+            title=normalize_for_matching(title),
             text=text,
             source=str(file),
             metadata={"format": fmt.name, **loaded.metadata},
@@ -325,6 +327,7 @@ class _Loader:
             where = f"{file}:{line_no}"
             if _is_qa_record(record):
                 _validate_qa_record(record, file, line_no, require_question=False)
+                record = _normalised_qa_record(record)
                 for paragraph in record["paragraphs"]:
                     self._add_qa_paragraph(paragraph, where)
             elif isinstance(record, dict) and "text" in record:
@@ -387,11 +390,31 @@ def _generic_document(record: dict[str, Any], rel: str, line_no: int, where: str
     extra = {k: v for k, v in record.items() if k not in {"id", "title", "text"}}
     return Document(
         doc_id=doc_id,
-        title=title,
-        text=text,
+        title=normalize_for_matching(title),
+        text=normalize_for_matching(text),
         source=where,
         metadata={"format": "jsonl", **extra},
     )
+
+
+def _normalised_qa_record(record: dict[str, Any]) -> dict[str, Any]:
+    """Return a validated QA record with its texts normalised as documents are.
+
+    The question, answer, titles and sentences, and the titles of the supporting
+    facts, so that the gold titles still name the indexed paragraphs.
+    """
+    norm = normalize_for_matching
+    out = dict(record)
+    for key in ("question", "answer"):
+        if isinstance(record.get(key), str):
+            out[key] = norm(record[key])
+    out["paragraphs"] = [
+        {**p, "title": norm(p["title"]), "sentences": [norm(x) for x in p["sentences"]]}
+        for p in record["paragraphs"]
+    ]
+    if isinstance(record.get("supporting_facts"), list):
+        out["supporting_facts"] = [[norm(t), i] for t, i in record["supporting_facts"]]
+    return out
 
 
 def _is_qa_record(record: Any) -> bool:

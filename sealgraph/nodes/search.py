@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sealgraph.errors import InputError
+from sealgraph.ingest.normalize import normalize_for_matching
 from sealgraph.ledger.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import narrow_by_years
@@ -17,7 +18,7 @@ MAX_QUESTION_CHARS = 4000
 
 
 def validate_question(question: object) -> str:
-    """Return the stripped question or raise :class:`InputError`."""
+    """Return the question normalised and stripped, or raise :class:`InputError`."""
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
     try:
@@ -28,7 +29,8 @@ def validate_question(question: object) -> str:
             "the question is not valid text (it holds bytes that are not UTF-8); "
             "check the terminal's or the file's encoding"
         ) from None
-    q = " ".join(question.split())
+    # Read as documents are: NFC, no invisible characters that split words.
+    q = " ".join(normalize_for_matching(question).split())
     if len(q) > MAX_QUESTION_CHARS:
         raise InputError(
             f"the question is {len(q)} characters long; the limit is {MAX_QUESTION_CHARS}"

@@ -371,3 +371,143 @@ def test_a_module_path_in_sealgraph_lexicon_is_the_users_choice(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "from-env"
+
+
+# --- a full disk is a clear error; nothing is lost ---------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB tmpfs (needs root and mount rights: skipped elsewhere)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+
+
+def _big_corpus(folder: Path, n_files: int, paragraphs: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n_files):
+        body = "\n\n".join(
+            f"Paragraph {j} of page {i} says that item {i}-{j} was shipped to depot {j % 17}."
+            for j in range(paragraphs)
+        )
+        (folder / f"page{i:03d}.md").write_text(f"# Page {i}\n\n{body}\n")
+    return folder
+
+
+def test_a_full_disk_during_a_build_or_an_add_is_a_clear_error(small_disk, tmp_path):
+    small = _big_corpus(tmp_path / "small", 3, 5)
+    index_dir = small_disk / "idx"
+    built = run_cli("index", str(small), "--index", str(index_dir), "--embedder", "none")
+    assert built.code == 0, built.err
+    before = snapshot(index_dir)
+    big = _big_corpus(tmp_path / "big", 40, 400)  # ~1.3 MB of text: its index cannot fit
+    result = run_cli("index", str(big), "--index", str(index_dir), "--embedder", "none")
+    assert_clear_error(result, "no space left", str(small_disk), "MB")
+    assert snapshot(index_dir) == before  # the old index is intact ...
+    assert sorted(p.name for p in small_disk.iterdir()) == [".idx.lock", "idx"]  # no leftovers
+    answer = run_cli(
+        "ask",
+        "Where was item 1-2 shipped?",
+        "--index",
+        str(index_dir),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
+    )
+    assert answer.code == 0, answer.err  # ... and still answers
+    fresh = run_cli("index", str(big), "--index", str(small_disk / "new"), "--embedder", "none")
+    assert_clear_error(fresh, "no space left")
+    assert not (small_disk / "new").exists()
+
+
+def test_a_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch):
+    # Where no small disk can be mounted: the errors libraries raise on a full disk.
+    import sqlite3
+
+    import sealgraph.index._build as build
+
+    docs = write_tiny_docs(tmp_path / "docs")
+    for error in (
+        OSError("1048576 requested and 4096 written"),  # numpy, no errno
+        sqlite3.OperationalError("database or disk is full"),
+        OSError(28, "No space left on device"),
+    ):
+
+        def fail(*_args, error=error, **_kwargs):
+            raise error
+
+        monkeypatch.setattr(build, "write_docstore", fail)
+        with pytest.raises(build.DiskFullError, match="no space left in .* needs about"):
+            build_index(docs, tmp_path / "idx", embedder="none")
+        assert not (tmp_path / "idx").exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx.building")]
+
+
+# --- text is read the same whatever its Unicode form -------------------------------------------
+
+LAB_PAGE = (
+    "# {lab}\n\nThe {lab} studies coral reefs. It is run by {head}, who founded it in 2009.\n"
+)
+
+
+def _lab_docs(folder: Path, form: str) -> Path:
+    import unicodedata
+
+    folder.mkdir(parents=True, exist_ok=True)
+    page = LAB_PAGE.format(lab="Sérgio Lab", head="José Araújo")
+    (folder / "lab.md").write_text(unicodedata.normalize(form, page))
+    (folder / "other.md").write_text(
+        "# Harbour Lab\n\nThe Harbour Lab studies tides. It is run by Mara Quint.\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_a_document_in_nfd_reads_as_its_nfc_copy(tmp_path, form):
+    from sealgraph import build_graph
+
+    index = build_index(_lab_docs(tmp_path / form, form), tmp_path / f"idx-{form}", embedder="none")
+    lab = next(d for d in load_documents(tmp_path / form) if d.doc_id == "lab.md")
+    assert "José Araújo" in lab.text and "Sérgio Lab" in lab.title
+    graph = build_graph(index)
+    for question in ("Who runs the Sérgio Lab?", "Who runs the Se\u0301rgio Lab?"):
+        result = graph.invoke({"question": question})
+        assert "José Araújo" in result["answer"], result["answer"]
+        assert result["citations"][0]["chunk_id"].startswith("lab.md")
+
+
+def test_invisible_characters_do_not_split_names(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Ros\u00adalind\n\nRos\u200balind Frank\u2060lin studied DNA.\n")
+    (docs / "b.jsonl").write_text(
+        json.dumps({"id": "b", "title": "N\u200bote", "text": "A\u00adB"})
+    )
+    by_id = {d.doc_id: d for d in load_documents(docs)}
+    assert by_id["a.md"].text == "# Rosalind\n\nRosalind Franklin studied DNA.\n"
+    assert by_id["a.md"].title == "Rosalind"
+    assert (by_id["b"].title, by_id["b"].text) == ("Note", "AB")
+
+
+def test_gold_spans_in_raw_files_map_onto_the_normalised_text():
+    import unicodedata
+
+    from sealgraph.eval.corpus_questions import normalise_source
+
+    raw = "\ufeffIntro\r\n" + unicodedata.normalize("NFD", "José Araújo") + "\u00ad runs it.\r\n"
+    source = normalise_source(raw)
+    assert source.text == "Intro\nJosé Araújo runs it.\n"
+    start = raw.index("Jose")
+    end = raw.index("runs") + len("runs")
+    mapped = source.text[source.to_normalised(start) : source.to_normalised(end, end=True)]
+    assert mapped == "José Araújo runs"
