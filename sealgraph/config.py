@@ -18,12 +18,14 @@ from sealgraph.errors import ConfigError, TokenizerError
 from sealgraph.packing.config import STRICT, PackConfig
 
 __all__ = [
+    "RUN_OVERRIDES",
     "LLMConfig",
     "PackConfig",
     "RetrievalConfig",
     "SealConfig",
     "StepTokens",
     "UtilityWeights",
+    "apply_run_overrides",
 ]
 
 
@@ -253,6 +255,95 @@ class SealConfig(BaseModel):
         for key, value in overrides.items():
             _set_dotted(data, str(key), value)
         return SealConfig.from_dict(data, trusted=trusted)
+
+
+RUN_OVERRIDES: Mapping[str, tuple[float, float | None]] = {
+    "k": (1, 50),
+    "max_loops": (0, 10),
+    "budget": (16, 32_000),
+    "retrieval.pool": (1, 500),
+    "max_micro_queries": (1, 20),
+    "micro_query_k": (1, 100),
+    "llm.max_calls": (0, None),
+    "llm.deadline_s": (0, None),
+}
+"""What one run may change, and within which bounds: ``key -> (least, most)``.
+
+A run's own overrides (the input's ``config``, or a dict in the run context) come
+from whoever calls a graph, which for a served graph is a stranger: they order
+bounded work, nothing else. A most of None means "no more than the graph was
+built with" (a client may lower the LLM calls and time a run may spend, never
+raise them). Everything else, the LLM client and its key included, is fixed when
+the graph is built."""
+
+
+def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -> SealConfig:
+    """Return ``base`` with a run's own overrides applied, as :data:`RUN_OVERRIDES` allows.
+
+    Nested dicts count as dotted keys (``{"retrieval": {"pool": 50}}``). A key
+    outside the allow-list is accepted only when it sets the value ``base``
+    already has (a run recorded by ``ask`` repeats the settings its graph was
+    built with). Values are validated strictly; nothing is imported.
+
+    Raises:
+        ConfigError: A key that a run may not change, or a value out of its bounds.
+
+    """
+    if not overrides:
+        return base
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(
+            f"a run's config must be a mapping of settings, got {type(overrides).__name__}"
+        )
+    flat = _flatten(overrides)
+    current = _flatten(base.to_dict())
+    changed = {}
+    for key, raw in flat.items():
+        value = coerce_value(raw) if not isinstance(current.get(key), str) else raw
+        if key in current and _same(value, current[key]):
+            continue  # sets what the graph already has
+        if key not in RUN_OVERRIDES:
+            allowed = ", ".join(RUN_OVERRIDES)
+            raise ConfigError(
+                f"a run may not change {key!r}: its config may set only {allowed} (within "
+                f"bounds); everything else is chosen when the graph is built"
+            )
+        least, most = RUN_OVERRIDES[key]
+        if most is None:
+            most = current.get(key)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not least <= value
+            or (most is not None and value > most)
+        ):
+            bound = "no more than the graph's" if RUN_OVERRIDES[key][1] is None else str(most)
+            raise ConfigError(
+                f"a run's {key} must be a number from {least:g} to {bound}, got {raw!r}"
+            )
+        changed[key] = value
+    return base.override(changed, trusted=False) if changed else base
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and not _free_form_dict(name.split(".")):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return (type(a) is type(b) and a == b) or (
+        isinstance(a, int | float)
+        and isinstance(b, int | float)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and a == b
+    )
 
 
 def parse_set_args(pairs: list[str] | None) -> dict[str, Any]:

@@ -367,6 +367,9 @@ class SealRetriever(BaseRetriever):
             ``index``; only with an index.
         overrides: Per-run config overrides sent with every query (as the input's
             ``config``), e.g. ``{"max_loops": 2}``; they work with a given graph too.
+            A run may set only what :data:`sealgraph.config.RUN_OVERRIDES` allows
+            (k, loops, budget, pool, micro-queries, LLM calls and time); other
+            settings go to ``config``.
         k: Evidence-set size; shorthand for ``overrides={"k": k}``.
         mode: ``"evidence"`` (default) or ``"packed"``.
 
@@ -450,7 +453,8 @@ class SealTool(BaseTool):
     graph: Any = Field(exclude=True)
     """The compiled SEAL graph."""
     overrides: dict[str, Any] | None = None
-    """Per-run config overrides sent with every question."""
+    """Per-run config overrides sent with every question (what
+    :data:`sealgraph.config.RUN_OVERRIDES` allows a run to set)."""
 
     def _result(self, result: Mapping[str, Any]) -> Any:
         content = json.dumps(
@@ -515,7 +519,8 @@ def make_tool(
         config: Settings of the graph built over ``index`` (not with a graph).
         llm: Reasoner of the graph built over ``index`` (not with a graph); None
             is the offline reasoner.
-        overrides: Per-run config overrides sent with every question.
+        overrides: Per-run config overrides sent with every question (what
+            :data:`sealgraph.config.RUN_OVERRIDES` allows a run to set).
         response_format: ``"content_and_artifact"`` (default) or ``"content"``.
 
     Raises:

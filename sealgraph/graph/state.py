@@ -27,7 +27,9 @@ class SealInput(TypedDict):
     question: str
     """The question to answer."""
     config: NotRequired[dict[str, Any]]
-    """Per-run config overrides, dotted or nested (``{"k": 5, "utility.novelty": 0.2}``)."""
+    """Per-run config overrides, dotted or nested (``{"k": 5, "retrieval": {"pool": 50}}``):
+    only the bounded keys of :data:`sealgraph.config.RUN_OVERRIDES`; everything else
+    is set when the graph is built."""
 
 
 class SealOutput(TypedDict):

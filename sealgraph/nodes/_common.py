@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sealgraph.config import SealConfig
+from sealgraph.config import SealConfig, apply_run_overrides
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.events import Event, make_event
@@ -46,8 +46,7 @@ def resolve(
             reasoner=default.reasoner if given.reasoner is None else given.reasoner,
             config=_base_config(given.config, default.config),
         )
-    overrides = state.get("config")
-    cfg = ctx.config.override(overrides, trusted=False) if overrides else ctx.config
+    cfg = apply_run_overrides(ctx.config, state.get("config"))
     return ctx, cfg
 
 
@@ -56,8 +55,8 @@ def _base_config(given: Any, default: Any) -> SealConfig:
         return default
     if isinstance(given, SealConfig):
         return given
-    if isinstance(given, Mapping):
-        return default.override(dict(given), trusted=False) if given else default
+    if isinstance(given, Mapping):  # what a JSON client can send: a run's own overrides
+        return apply_run_overrides(default, given)
     raise InputError(
         f"the run context's config must be a SealConfig or a dict, got {type(given).__name__}"
     )

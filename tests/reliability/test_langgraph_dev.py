@@ -26,6 +26,12 @@ pytestmark = pytest.mark.slow
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 START_TIMEOUT_S = 90.0
+_SERVER_LOG: list[Path] = []
+
+
+def server_log_path() -> Path:
+    """The log of the running server (its stdout and stderr)."""
+    return _SERVER_LOG[-1]
 
 
 def _free_port() -> int:
@@ -65,6 +71,7 @@ def server(tmp_path_factory):
     (work / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
     port = _free_port()
     env = {**os.environ, "SEALGRAPH_INDEX": str(root / "idx"), "LANGSMITH_TRACING": "false"}
+    _SERVER_LOG.append(work / "server.log")
     log = (work / "server.log").open("wb")
     proc = subprocess.Popen(
         [cli, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
@@ -125,3 +132,20 @@ def test_langgraph_dev_takes_config_overrides_in_the_context(server):
     )
     assert "__error__" not in out, out
     assert len(out["evidence"]) == 2
+
+
+def test_langgraph_dev_clients_order_bounded_work_and_import_nothing(server):
+    # ``this`` prints the Zen of Python when imported: the server log tells if it was.
+    log = Path(server_log_path())
+    for body in (
+        {"input": {"question": QUESTION}, "context": {"config": {"lexicon": "this:x"}}},
+        {"input": {"question": QUESTION, "config": {"lexicon": "this:x"}}},
+        {"input": {"question": QUESTION, "config": {"llm": {"base_url": "http://x.invalid"}}}},
+        {"input": {"question": QUESTION}, "context": {"config": {"max_loops": 10_000}}},
+    ):
+        out = _post(f"{server}/runs/wait", {"assistant_id": "sealgraph", **body})
+        # The server hides the message from the client; its log has it.
+        assert out.get("__error__", {}).get("error") == "ConfigError", out
+    text = log.read_text(errors="replace")
+    assert "a run may not change 'lexicon'" in text
+    assert "The Zen of Python" not in text

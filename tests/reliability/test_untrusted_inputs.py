@@ -511,3 +511,42 @@ def test_gold_spans_in_raw_files_map_onto_the_normalised_text():
     end = raw.index("runs") + len("runs")
     mapped = source.text[source.to_normalised(start) : source.to_normalised(end, end=True)]
     assert mapped == "José Araújo runs"
+
+
+# --- a served client orders bounded work ----------------------------------------------------
+
+
+def test_a_run_config_is_an_allow_list_with_caps(tiny_index):
+    from sealgraph import build_graph
+    from sealgraph.config import SealConfig, apply_run_overrides
+    from sealgraph.graph.context import SealContext
+
+    base = SealConfig(llm={"max_calls": 10, "deadline_s": 30.0})
+    assert apply_run_overrides(base, {"k": 5, "retrieval": {"pool": 50}}).retrieval.pool == 50
+    assert apply_run_overrides(base, {"llm.max_calls": 3}).llm.max_calls == 3
+    assert apply_run_overrides(base, {"utility.novelty": 0.0}) == base  # what it has already
+    refused = [
+        {"utility.novelty": 0.5},  # not a run's to change
+        {"llm": {"base_url": "http://attacker.invalid/v1"}},  # the client and key stay fixed
+        {"llm.api_key_env": "AWS_SECRET_ACCESS_KEY"},
+        {"k": 10_000},
+        {"k": True},
+        {"max_loops": 1e9},
+        {"micro_query_k": 1_000_000},
+        {"budget": float("inf")},
+        {"llm.max_calls": 11},  # never more than the graph was built with
+        {"llm.deadline_s": 31},
+        {"pack": {"section_priors": {"x": 1.0}}},
+    ]
+    for overrides in refused:
+        with pytest.raises(ConfigError, match="a run"):
+            apply_run_overrides(base, overrides)
+    graph = build_graph(tiny_index)
+    result = graph.invoke({"question": "Who designed the Lumen Lamp?", "config": {"k": 2}})
+    assert len(result["evidence"]) == 2
+    for run in (
+        {"input": {"question": "x?", "config": {"llm.base_url": "http://attacker.invalid"}}},
+        {"input": {"question": "x?"}, "context": SealContext(config={"k": 500})},
+    ):
+        with pytest.raises(ConfigError, match="a run"):
+            graph.invoke(run["input"], context=run.get("context"))
