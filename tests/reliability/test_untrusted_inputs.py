@@ -447,7 +447,7 @@ def test_a_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch):
             raise error
 
         monkeypatch.setattr(build, "write_docstore", fail)
-        with pytest.raises(build.DiskFullError, match="no space left in .* needs about"):
+        with pytest.raises(build.DiskFullError, match=r"no space left in .* needs about"):
             build_index(docs, tmp_path / "idx", embedder="none")
         assert not (tmp_path / "idx").exists()
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx.building")]
