@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sealgraph.cli._env import INDEX_ENV, env_index
+from sealgraph.cli._env import INDEX_ENV, add_lexicon_argument, env_index
 from sealgraph.errors import InputError
 
 _DESCRIPTION = """\
@@ -114,6 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="embedder used when the index is built (auto, none, ...; default auto)",
     )
+    add_lexicon_argument(parser)
     parser.add_argument(
         "--set",
         action="append",

@@ -13,6 +13,8 @@ import json
 import sys
 from typing import Any
 
+from sealgraph.cli._env import add_lexicon_argument
+
 _TRACE_DESCRIPTION = """\
 Print the run of THREAD as a timeline: per step the node, ledger changes, gaps,
 micro-queries, candidates with their S(c) components, swaps and refusals with
@@ -79,6 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="index directory (default: the run's own; $SEALGRAPH_INDEX for a run that "
         "recorded none)",
     )
+    add_lexicon_argument(replay)
     replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     replay.set_defaults(func=run_replay)
 
