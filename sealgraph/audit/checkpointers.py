@@ -35,8 +35,12 @@ Two safety rules hold for every store sealgraph opens:
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
+import re
+import socket
 import sqlite3
 import time
 import uuid
@@ -44,7 +48,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, unquote_plus
 
 import ormsgpack
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -53,6 +57,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sealgraph.audit.paths import default_db_path
 from sealgraph.errors import CheckpointError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "APPLICATION_ID",
@@ -63,11 +72,14 @@ __all__ = [
     "GuardedSqliteSaver",
     "StrictCheckpointSerializer",
     "check_sqlite_file",
+    "claim_thread",
     "connect_sqlite",
     "describe_db",
     "is_postgres_url",
     "open_checkpointer",
+    "scrub_secrets",
     "strict_serializer",
+    "thread_lock_folder",
 ]
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -111,25 +123,144 @@ _PG_SCHEMES = ("postgresql://", "postgres://")
 _PG_SETUP_LOCK = 0x5EA16A9  # advisory-lock key serialising schema setup across workers
 
 
+_SECRET_KEY = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+"""A connection parameter whose name matches holds a secret (``password``, ``sslpassword``…)."""
+_CONNINFO_PAIR = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']*)")
+_LIBPQ_KEYWORDS = frozenset(
+    {
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "service",
+        "sslmode",
+        "sslpassword",
+        "connect_timeout",
+        "application_name",
+        "options",
+        "target_session_attrs",
+    }
+)
+MASK = "***"
+"""What a secret is shown as."""
+
+
 def is_postgres_url(db: str | os.PathLike[str] | None) -> bool:
     """Return True when ``db`` is a PostgreSQL connection URL rather than a file path."""
     return isinstance(db, str) and db.lower().startswith(_PG_SCHEMES)
 
 
+def _conninfo_pairs(text: str) -> list[re.Match[str]] | None:
+    """Return the ``key=value`` pairs of a libpq keyword/value string (None: not one)."""
+    pairs: list[re.Match[str]] = []
+    pos = 0
+    while pos < len(text.rstrip()):
+        match = _CONNINFO_PAIR.match(text, pos)
+        if match is None or match.end() == pos:
+            return None
+        pairs.append(match)
+        pos = match.end()
+    if not any(m[1].lower() in _LIBPQ_KEYWORDS for m in pairs):
+        return None
+    return pairs
+
+
+def is_postgres_conninfo(db: str | os.PathLike[str] | None) -> bool:
+    """Return True when ``db`` is a libpq ``key=value`` string (``host=h password=p``)."""
+    return isinstance(db, str) and not is_postgres_url(db) and _conninfo_pairs(db) is not None
+
+
+def _url_parts(url: str) -> tuple[str, str, str, str, str, str]:
+    """Split a URL as (scheme://, userinfo, hosts and path, ?query, #fragment) by hand.
+
+    ``urlsplit`` rejects what libpq accepts (several hosts ``h1:1,h2:2``), and a
+    secret must be masked even in a URL that is not valid.
+    """
+    scheme, sep, rest = url.partition("://")
+    rest, hash_, fragment = rest.partition("#")
+    rest, mark, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    return (scheme + sep, userinfo + at, hosts + slash + path, mark + query, hash_ + fragment, at)
+
+
+def _secret_values(db: str) -> list[str]:
+    """Return the secrets written in a connection URL or string, as written and decoded."""
+    raw: list[str] = []
+    if is_postgres_url(db):
+        _, userinfo, _, query, _, at = _url_parts(db)
+        if at and ":" in userinfo:
+            raw.append(userinfo[:-1].partition(":")[2])
+        for pair in query[1:].split("&"):
+            key, eq, value = pair.partition("=")
+            if eq and _SECRET_KEY.search(unquote_plus(key)):
+                raw.append(value)
+    else:
+        for m in _conninfo_pairs(db) or []:
+            if _SECRET_KEY.search(m[1]):
+                value = m[2]
+                raw.append(value)
+                if value.startswith("'") and value.endswith("'") and len(value) >= 2:
+                    raw.append(re.sub(r"\\(.)", r"\1", value[1:-1]))
+    found = {
+        form for value in raw if value for form in (value, unquote(value), unquote_plus(value))
+    }
+    return sorted((v for v in found if v), key=len, reverse=True)
+
+
 def describe_db(db: str | os.PathLike[str] | None) -> str:
-    """Return ``db`` as shown to users: the file path, or the URL without its password."""
+    """Return ``db`` as shown to users: the file path, or the connection without its secrets.
+
+    In a ``postgresql://`` URL the password of the user part and the value of every
+    query parameter whose name holds ``pass``, ``secret``, ``token`` or ``key``
+    (``password``, ``sslpassword``, ``passfile``, ``sslkey``…) are shown as ``***``;
+    so are those values in a libpq ``key=value`` string.
+    """
     if db is None:
         return str(default_db_path())
-    if not is_postgres_url(db):
-        return str(db)
-    parts = urlsplit(str(db))
-    if parts.password is None:
-        return str(db)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username}:***@{host}" if parts.username else f"***@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    text = str(db)
+    if is_postgres_url(text):
+        scheme, userinfo, rest, query, fragment, at = _url_parts(text)
+        if at and ":" in userinfo:
+            userinfo = f"{userinfo[:-1].partition(':')[0]}:{MASK}@"
+        if query:
+            pairs = []
+            for pair in query[1:].split("&"):
+                key, eq, value = pair.partition("=")
+                secret = eq and value and _SECRET_KEY.search(unquote_plus(key))
+                pairs.append(f"{key}={MASK}" if secret else pair)
+            query = "?" + "&".join(pairs)
+        return scheme + userinfo + rest + query + fragment
+    pairs = _conninfo_pairs(text) if isinstance(db, str) else None
+    if pairs is None:
+        return text
+    shown = [f"{m[1]}={MASK}" if _SECRET_KEY.search(m[1]) and m[2] else m[0].strip() for m in pairs]
+    return " ".join(shown)
+
+
+def scrub_secrets(text: str, db: str | os.PathLike[str] | None) -> str:
+    """Return ``text`` (an error message) with every secret of ``db`` masked.
+
+    A driver's message can echo the connection string or a piece of it ('invalid
+    percent-encoded token: "S3cret%zz"'): the whole string is replaced by
+    :func:`describe_db`, then every secret value, as written or decoded, and any
+    ``password=...`` left.
+    """
+    if db is None:
+        return text
+    raw = str(db)
+    text = text.replace(raw, describe_db(raw))
+    for secret in _secret_values(raw):
+        text = text.replace(secret, MASK)
+    return re.sub(
+        r"((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&\"']+)",
+        rf"\1{MASK}",
+        text,
+        flags=re.IGNORECASE,
+    )
 
 
 def default_timeout() -> float:
@@ -172,18 +303,26 @@ def open_checkpointer(
 
     """
     timeout = default_timeout() if timeout_s is None else timeout_s
+    if is_postgres_conninfo(db):
+        raise CheckpointError(
+            f"--db {describe_db(db)!r} is a PostgreSQL key=value connection string; give it "
+            "as a postgresql://USER@HOST:PORT/DB URL (or a SQLite file path)"
+        )
     if is_postgres_url(db):
         with _open_postgres(str(db), timeout) as saver:
             yield saver
         return
     path = Path(db).expanduser() if db is not None else default_db_path()
     conn = connect_sqlite(path, timeout_s=timeout, create=create)
+    saver = None
     try:
-        saver = GuardedSqliteSaver(conn, label=str(path), timeout_s=timeout)
+        saver = GuardedSqliteSaver(conn, label=str(path), timeout_s=timeout, path=path)
         with saver.cursor(transaction=False):
             pass  # creates the schema now, so a read-only or locked file fails here
         yield saver
     finally:
+        if saver is not None:
+            saver.release_threads()
         conn.close()
 
 
@@ -677,12 +816,36 @@ class GuardedSqliteSaver(_ReadGuard, SqliteSaver):
         label: str,
         timeout_s: float,
         serde: StrictCheckpointSerializer | None = None,
+        path: Path | None = None,
     ):
         super().__init__(conn, serde=serde or strict_serializer(label))
         # SqliteSaver keeps a second, permissive serializer; make it the strict one.
         self.jsonplus_serde = self.serde
         self.label = label
         self.timeout_s = timeout_s
+        self.path = path
+        self._claims: dict[str, _ThreadFileLock] = {}
+
+    def claim_thread(self, thread_id: str) -> None:
+        """Hold ``thread_id`` until :meth:`release_threads` (see :func:`claim_thread`).
+
+        The claim is an exclusive lock on a file of its own (``fcntl.flock``) in
+        the database's lock folder, :func:`thread_lock_folder`: the operating
+        system drops it when the process ends, however it ends.
+
+        Raises:
+            CheckpointError: Another run holds the thread.
+
+        """
+        if thread_id in self._claims or self.path is None:
+            return
+        self._claims[thread_id] = _ThreadFileLock.acquire(self.path, thread_id, self.label)
+
+    def release_threads(self) -> None:
+        """Release every thread this saver claimed."""
+        claims, self._claims = self._claims, {}
+        for claim in claims.values():
+            claim.release()
 
     @contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
@@ -712,6 +875,159 @@ class GuardedSqliteSaver(_ReadGuard, SqliteSaver):
             self.conn.rollback()
 
 
+# --- one run per thread at a time ------------------------------------------------------------
+
+THREAD_LOCK_FOLDER = ".{name}.threads"
+"""Name of the folder, next to a SQLite checkpoint database, holding its thread locks."""
+
+
+def claim_thread(checkpointer: BaseCheckpointSaver, thread_id: str) -> None:
+    """Hold ``thread_id`` for one run, for as long as ``checkpointer`` stays open.
+
+    ``ask``, ``resume`` and ``replay`` claim the thread they write, so that two
+    runs never write one thread at once; a second claim, by another process or
+    another open checkpointer, is refused. The claim dies with the process that
+    holds it, so a crashed run never leaves the thread locked:
+
+    * PostgreSQL: a session-level advisory lock (``pg_try_advisory_lock``) on a
+      64-bit hash of the thread id, held by the saver's connection; the server
+      drops it when the connection closes or breaks.
+    * SQLite: an exclusive ``flock`` on a file named by a hash of the thread id
+      in the lock folder next to the database (``.runs.sqlite.threads/``, made
+      only beside a file that is sealgraph's checkpoint database, and removed
+      again when no thread is held); the kernel drops it when the process ends.
+
+    Savers sealgraph did not build (``InMemorySaver``...) are not claimed.
+
+    Raises:
+        CheckpointError: Another run holds the thread (or the lock cannot be taken).
+
+    """
+    claim = getattr(checkpointer, "claim_thread", None)
+    if callable(claim):
+        claim(thread_id)
+
+
+def thread_lock_folder(db: Path) -> Path:
+    """Return the folder that holds the thread locks of the SQLite database ``db``."""
+    real = db.expanduser().resolve()
+    return real.parent / THREAD_LOCK_FOLDER.format(name=real.name)
+
+
+def _thread_digest(thread_id: str, size: int) -> bytes:
+    return hashlib.blake2b(
+        thread_id.encode("utf-8"), digest_size=size, person=b"sealgraph-thrd"
+    ).digest()
+
+
+def _in_use(thread_id: str, label: str, holder: str = "") -> CheckpointError:
+    by = f" ({holder})" if holder else ""
+    return CheckpointError(
+        f"thread {thread_id!r} is being run by another sealgraph process{by} in {label}; "
+        "one thread takes one run at a time: wait for it to end, or use another --thread"
+    )
+
+
+class _ThreadFileLock:
+    """An exclusive ``flock`` on one thread's lock file, removed on release."""
+
+    def __init__(self, folder: Path, path: Path, fd: int | None, fallback: Any = None) -> None:
+        self.folder = folder
+        self.path = path
+        self.fd = fd
+        self.fallback = fallback
+
+    @classmethod
+    def acquire(cls, db: Path, thread_id: str, label: str) -> _ThreadFileLock:
+        folder = thread_lock_folder(db)
+        path = folder / f"{_thread_digest(thread_id, 16).hex()}.lock"
+        if fcntl is None:  # pragma: no cover - no flock (Windows): filelock's own lock
+            from filelock import FileLock, Timeout
+
+            cls._make_folder(folder, label)
+            lock = FileLock(str(path))
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                raise _in_use(thread_id, label) from None
+            return cls(folder, path, None, lock)
+        # A released lock file is removed while still locked, so the file a claim
+        # locked may no longer be the one at ``path``: check, and try again if so.
+        for _ in range(100):
+            cls._make_folder(folder, label)
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+            try:
+                fd = os.open(path, flags, 0o644)
+            except FileNotFoundError:
+                continue  # the folder was removed as it emptied: make it again
+            except OSError as exc:
+                raise CheckpointError(
+                    f"cannot lock thread {thread_id!r} of {label}: {path}: {exc.strerror}"
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = _read_holder(fd)
+                os.close(fd)
+                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise _in_use(thread_id, label, holder) from None
+                raise CheckpointError(
+                    f"cannot lock thread {thread_id!r} of {label}: {exc.strerror}"
+                ) from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if same:
+                with suppress(OSError):
+                    os.ftruncate(fd, 0)
+                    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+                return cls(folder, path, fd)
+            os.close(fd)
+        raise CheckpointError(f"cannot lock thread {thread_id!r} of {label}: {path} keeps changing")
+
+    @staticmethod
+    def _make_folder(folder: Path, label: str) -> None:
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise CheckpointError(
+                f"cannot create the thread-lock folder {folder} of {label}: {exc.strerror}"
+            ) from None
+        if folder.is_symlink() or not folder.is_dir():
+            raise CheckpointError(
+                f"{folder} is not a folder sealgraph can keep the thread locks of {label} in; "
+                "it was left untouched: move it away"
+            )
+
+    def release(self) -> None:
+        if self.fallback is not None:  # pragma: no cover - no flock
+            self.fallback.release()
+            return
+        if self.fd is None:
+            return
+        with suppress(OSError):
+            self.path.unlink()  # while locked: a claim that opened it sees it is gone
+        os.close(self.fd)  # drops the lock
+        self.fd = None
+        with suppress(OSError):
+            self.folder.rmdir()  # only when empty: other threads may be held
+
+
+def _read_holder(fd: int) -> str:
+    """Return what the holder of a lock file wrote in it ("pid 123 on host"), if anything."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except (OSError, AttributeError):
+        return ""
+    return text if text.startswith("pid ") else ""
+
+
+def _thread_lock_key(thread_id: str) -> int:
+    """Return the signed 64-bit PostgreSQL advisory-lock key of a thread id."""
+    return int.from_bytes(_thread_digest(thread_id, 8), "big", signed=True)
+
+
 def _acquire_setup_lock(conn: Any, timeout_s: float, label: str) -> None:
     # Poll with pg_try_advisory_lock instead of blocking in pg_advisory_lock: the
     # schema setup creates indexes CONCURRENTLY, which waits for every open
@@ -731,12 +1047,14 @@ def _acquire_setup_lock(conn: Any, timeout_s: float, label: str) -> None:
         time.sleep(0.1)
 
 
-def _pg_message(exc: Exception, label: str) -> str:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _pg_message(exc: Exception, label: str, url: str | None = None) -> str:
+    """One line for a psycopg error, with every secret of ``url`` masked (psycopg can echo it)."""
+    text = scrub_secrets(str(exc), url).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
     return f"cannot use the PostgreSQL checkpoint database {label}: {first}"
 
 
-def _postgres_saver(conn: Any, label: str) -> BaseCheckpointSaver:
+def _postgres_saver(conn: Any, label: str, url: str | None = None) -> BaseCheckpointSaver:
     """Wrap a psycopg connection in a guarded ``PostgresSaver`` with the strict serializer."""
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
@@ -750,7 +1068,19 @@ def _postgres_saver(conn: Any, label: str) -> BaseCheckpointSaver:
                 with super()._cursor(pipeline=pipeline) as cur:
                     yield cur
             except psycopg.Error as exc:
-                raise CheckpointError(_pg_message(exc, label)) from None
+                raise CheckpointError(_pg_message(exc, label, url)) from None
+
+        def claim_thread(self, thread_id: str) -> None:
+            """Hold ``thread_id`` while the connection lasts (see :func:`claim_thread`)."""
+            try:
+                with self.lock:
+                    row = self.conn.execute(
+                        "SELECT pg_try_advisory_lock(%s) AS locked", (_thread_lock_key(thread_id),)
+                    ).fetchone()
+            except psycopg.Error as exc:
+                raise CheckpointError(_pg_message(exc, label, url)) from None
+            if not (row and row["locked"]):
+                raise _in_use(thread_id, label)
 
     saver = GuardedPostgresSaver(conn, serde=strict_serializer(label))
     saver.label = label
@@ -778,9 +1108,9 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
             connect_timeout=max(1, int(timeout_s)),
         )
     except (psycopg.Error, ValueError) as exc:
-        raise CheckpointError(_pg_message(exc, label)) from None
+        raise CheckpointError(_pg_message(exc, label, url)) from None
     try:
-        saver = _postgres_saver(conn, label)
+        saver = _postgres_saver(conn, label, url)
         try:
             _acquire_setup_lock(conn, timeout_s, label)
             try:
@@ -788,7 +1118,7 @@ def _open_postgres(url: str, timeout_s: float) -> Iterator[BaseCheckpointSaver]:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
         except psycopg.Error as exc:
-            raise CheckpointError(_pg_message(exc, label)) from None
+            raise CheckpointError(_pg_message(exc, label, url)) from None
         yield saver
     finally:
         conn.close()

@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from sealgraph.audit.checkpointers import claim_thread
 from sealgraph.config import SealConfig, coerce_value, parse_set_args
 from sealgraph.errors import CheckpointError, InputError
 from sealgraph.index.protocol import SearchIndex
@@ -42,6 +43,7 @@ __all__ = [
     "RunOrigin",
     "SlowNodeHook",
     "build_run_graph",
+    "claim_thread",
     "graph_for_thread",
     "hook_callbacks",
     "new_thread_id",
@@ -228,8 +230,13 @@ def graph_for_thread(
     *,
     index_override: str | os.PathLike[str] | None = None,
     extra_overrides: Mapping[str, Any] | None = None,
+    claim: bool = True,
 ):
     """Rebuild the graph a stored run used, bound to ``checkpointer``.
+
+    The thread is claimed for the caller (:func:`claim_thread`) until the
+    checkpointer is closed, as ``ask`` claims a new one: ``resume`` and ``replay``
+    write into it, and two runs never write one thread at once.
 
     Args:
         checkpointer: The store holding the run.
@@ -238,16 +245,19 @@ def graph_for_thread(
         extra_overrides: Config overrides applied on top of the run's when the
             graph is built (a replay's ``--set``, so that ``llm.*`` changes reach
             the reasoner too).
+        claim: Claim the thread (False to only read it).
 
     Returns:
         ``(graph, origin)``.
 
     Raises:
-        CheckpointError: Unknown thread.
+        CheckpointError: Unknown thread, or another process is running it.
         InputError: The run recorded no index and none was given.
 
     """
     origin = read_origin(checkpointer, thread_id)
+    if claim:
+        claim_thread(checkpointer, thread_id)
     index = str(index_override) if index_override else origin.index
     if not index:
         raise InputError(f"thread {thread_id!r} does not record its index; pass --index DIR")

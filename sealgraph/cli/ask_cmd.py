@@ -168,6 +168,7 @@ def run_ask(args: argparse.Namespace) -> int:
     from sealgraph.audit.checkpointers import describe_db, open_checkpointer
     from sealgraph.audit.runs import (
         build_run_graph,
+        claim_thread,
         hook_callbacks,
         new_thread_id,
         run_config,
@@ -183,6 +184,7 @@ def run_ask(args: argparse.Namespace) -> int:
     index = load_index(index_dir)
     thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
     with open_checkpointer(args.db) as checkpointer:
+        claim_thread(checkpointer, thread_id)  # held until the store closes: one run per thread
         if thread_exists(checkpointer, thread_id):
             raise InputError(
                 f"thread {thread_id!r} already exists in {describe_db(args.db)}; continue it with "

@@ -40,9 +40,19 @@ makes at most ``llm.max_calls`` calls (probes and retries included; the graph
 state's ``llm_calls`` counts them); and time is bounded at two levels (see
 :class:`~sealgraph.config.LLMConfig`): a step, all its attempts included, gets at
 most ``step_bound_s`` and never more than what the run has left of ``deadline_s``
-(``time_left``, kept in the graph state); each HTTP attempt gets ``timeout_s`` at
-most and never more than what is left of the step. When the run's time or calls
-are spent, steps fall back without making a call.
+(``time_left``, kept in the graph state); each HTTP attempt ends, by wall clock,
+when what was left of the step is spent, whatever the server does (a body trickled
+a byte at a time included), and each of its socket reads waits ``timeout_s`` at
+most. When the run's time or calls are spent, steps fall back without making a call.
+
+**Bounded replies.** A reply is bounded by its own size, not by the ``usage`` the
+server reports: its HTTP body may hold at most
+``min(64 KiB + 1 KiB × llm.max_tokens.<step>, 8 MiB)`` (8 MiB for a step without a
+token bound; :func:`~sealgraph.reasoning._http.reply_byte_bound`). Reading stops
+as soon as a body grows past it, so a 50 MB reply is never held, and the step
+falls back ("reply too large", not retried: the server ignores the token bound).
+Both bounds live in the HTTP clients the reasoner gives ``ChatOpenAI``
+(:mod:`sealgraph.reasoning._http`).
 
 One step is one LangChain chain built per call: the attempt (model calls, schema
 and sanity checks) ``.with_retry`` for ``LLMConfig.retries`` more attempts, then
@@ -82,6 +92,14 @@ from sealgraph.ledger.needs import (
     relation_words,
 )
 from sealgraph.prompts import fence, passages_block, prompt_example, prompt_messages, unfence
+from sealgraph.reasoning._http import (
+    AttemptCut,
+    ReplyTooLarge,
+    attempt_limits,
+    guard_client,
+    guarded_clients,
+    reply_byte_bound,
+)
 from sealgraph.reasoning.answer import SpanText
 from sealgraph.reasoning.base import (
     FELL_BACK,
@@ -235,7 +253,11 @@ def cited_numbers(answer: AnswerOut) -> set[int]:
 
 
 def chat_model_from_config(config: LLMConfig):
-    """Build ``ChatOpenAI`` for any OpenAI-compatible server from :class:`LLMConfig`."""
+    """Build ``ChatOpenAI`` for any OpenAI-compatible server from :class:`LLMConfig`.
+
+    Its HTTP clients are guarded (:func:`~sealgraph.reasoning._http.guarded_clients`):
+    each attempt is bounded by wall clock and its reply by size.
+    """
     import os
 
     from langchain_openai import ChatOpenAI
@@ -246,6 +268,7 @@ def chat_model_from_config(config: LLMConfig):
             f"LLM mode needs an API key in ${config.api_key_env} (or set llm.base_url "
             "for a local OpenAI-compatible server)"
         )
+    http_client, http_async_client = guarded_clients()
     return ChatOpenAI(
         model=config.model,
         base_url=config.base_url,
@@ -253,6 +276,8 @@ def chat_model_from_config(config: LLMConfig):
         temperature=config.temperature,
         timeout=config.timeout_s,
         max_retries=0,  # retries are ours, so every attempt is counted, bounded and logged
+        http_client=http_client,
+        http_async_client=http_async_client,
     )
 
 
@@ -264,23 +289,45 @@ def _openai_chat_class() -> type | None:
     return BaseChatOpenAI
 
 
-def _without_sdk_retries(model: Any) -> Any:
-    """Return ``model`` with the OpenAI SDK's own retries off (a copy when they were on).
+_SDK_CLIENTS = ("client", "async_client", "root_client", "root_async_client")
 
-    The SDK retries timeouts and 5xx replies itself (twice by default), each retry
-    with the full timeout, which would multiply a step's time behind our back.
-    The copy is rebuilt from the model's fields, as LangChain's configurable fields
-    do, minus the clients, so that they are rebuilt with ``max_retries=0``.
+
+def _prepared_model(model: Any) -> Any:
+    """Return ``model`` ready for bounded attempts (a copy when it was not).
+
+    For a ``ChatOpenAI``: the OpenAI SDK's own retries off (the SDK retries
+    timeouts and 5xx replies itself, twice by default, each retry with the full
+    timeout, which would multiply a step's time behind our back), and HTTP
+    clients whose transports bound each attempt by wall clock and its reply by
+    size (:mod:`sealgraph.reasoning._http`). Clients the user gave the model are
+    guarded in place (requests outside an attempt pass through unchanged); missing
+    ones are made. The copy is rebuilt from the model's fields, as LangChain's
+    configurable fields do, minus the SDK clients, so that they are rebuilt.
     """
     cls = _openai_chat_class()
-    if cls is None or not isinstance(model, cls) or model.max_retries == 0:
+    if cls is None or not isinstance(model, cls):
         return model
-    clients = {"client", "async_client", "root_client", "root_async_client"}
+    given = {"http_client": model.http_client, "http_async_client": model.http_async_client}
+    for name, client in given.items():
+        if client is not None and not guard_client(client):
+            log.warning(
+                "the %s given to the chat model is not an httpx client sealgraph can guard: "
+                "LLM attempts through it are bounded by its timeouts only",
+                name,
+            )
+    if model.max_retries == 0 and all(c is not None for c in given.values()):
+        return model
     fields = {
         k: v
         for k, v in model.__dict__.items()
-        if k in type(model).model_fields and k not in clients
+        if k in type(model).model_fields and k not in _SDK_CLIENTS
     }
+    if any(c is None for c in given.values()):
+        proxy = fields.get("openai_proxy") or None
+        made = dict(zip(given, guarded_clients(proxy=proxy), strict=True))
+        fields.update({k: v if v is not None else made[k] for k, v in given.items()})
+        if "openai_proxy" in fields:  # carried by the clients made (ChatOpenAI takes one)
+            fields["openai_proxy"] = None
     return type(model)(**{**fields, "max_retries": 0})
 
 
@@ -333,7 +380,13 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _describe_error(exc: BaseException) -> str:
-    """One line naming the error: the type and a short message (validation errors per field)."""
+    """One line naming the error: the type and a short message (validation errors per field).
+
+    An attempt sealgraph cut itself (wall clock, reply size) is named by its own message.
+    """
+    cut = next((e for e in _chain(exc) if isinstance(e, AttemptCut)), None)
+    if cut is not None:
+        return _excerpt(str(cut))
     cause = next((e for e in _chain(exc) if isinstance(e, ValidationError)), None)
     if isinstance(cause, ValidationError):
         # Unknown keys and missing fields first, by name: what a retry must fix.
@@ -402,6 +455,8 @@ def _error_kind(exc: BaseException) -> str:
     names = set().union(*(_names(e) for e in chain))
     if "MethodUnavailable" in names:
         return UNSUPPORTED
+    if any(isinstance(e, ReplyTooLarge) for e in chain):
+        return FINAL  # the server ignores the token bound: the same request does it again
     if names & {"TimeoutError", "ModelTimeoutError", "APITimeoutError", "TimeoutException"}:
         return TRANSIENT
     if names & {"ConnectionRefusedError", "ConnectError"}:
@@ -712,8 +767,10 @@ class LLMReasoner:
     Args:
         model: Any LangChain chat model supporting ``with_structured_output``. A
             ``ChatOpenAI`` gets the OpenAI SDK's own retries turned off (ours are
-            counted and bounded), a per-request timeout on every attempt and the
-            step's token bound; other models must bound their own calls and output.
+            counted and bounded), guarded HTTP clients (each attempt ends by wall
+            clock with what is left of its step; a reply past its byte bound is cut
+            as it is read), a per-request timeout and the step's token bound; other
+            models must bound their own calls and output.
         config: Retries, timeouts, deadlines, token bounds and the structured-output method.
 
     """
@@ -723,7 +780,7 @@ class LLMReasoner:
     """The generate step streams its answer (:mod:`sealgraph.reasoning.stream`)."""
 
     def __init__(self, model: Any, config: LLMConfig | None = None) -> None:
-        self.model = _without_sdk_retries(model)
+        self.model = _prepared_model(model)
         self.config = config or LLMConfig()
         self.offline = OfflineReasoner()
         cls = _openai_chat_class()
@@ -856,29 +913,36 @@ class LLMReasoner:
             config = with_callback(config, run.stream)
         return runnable, config
 
+    def _limits(self, step: _Step[M, T], seconds: float):
+        """Set the attempt's wall-clock and size bounds for the HTTP clients while it runs."""
+        bound = getattr(self.config.max_tokens, step.name, None)
+        return attempt_limits(seconds, reply_byte_bound(bound), step=step.name, max_tokens=bound)
+
     def _call(
         self,
         run: _StepRun,
         step: _Step[M, T],
-        request: tuple[str, Any, float],
+        request: tuple[str, Any, float, float],
         config: RunnableConfig,
     ) -> Any:
         """Call the model: the one sync call point (:meth:`_acall` is the async one)."""
-        method, messages, timeout_s = request
+        method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        return runnable.invoke(messages, config)
+        with self._limits(step, seconds):
+            return runnable.invoke(messages, config)
 
     async def _acall(
         self,
         run: _StepRun,
         step: _Step[M, T],
-        request: tuple[str, Any, float],
+        request: tuple[str, Any, float, float],
         config: RunnableConfig,
     ) -> Any:
         """Await the model (``ainvoke``): the one async call point."""
-        method, messages, timeout_s = request
+        method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        return await runnable.ainvoke(messages, config)
+        with self._limits(step, seconds):
+            return await runnable.ainvoke(messages, config)
 
     def _messages(
         self, step: _Step[M, T], method: str, feedback: tuple[str, str] | None
@@ -931,12 +995,14 @@ class LLMReasoner:
 
     def _attempts(
         self, run: _StepRun, step: _Step[M, T]
-    ) -> Generator[tuple[str, list[BaseMessage], float], Any, M]:
+    ) -> Generator[tuple[str, list[BaseMessage], float, float], Any, M]:
         """One attempt: call (trying methods in turn under ``auto``) and check the reply.
 
         Raise :class:`StepFailed` when it is unusable; a permanent failure opens the
         circuit (not retryable). The logic is written once, for sync and async runs:
-        each model call is yielded as ``(method, messages, timeout_s)``, the caller
+        each model call is yielded as ``(method, messages, timeout_s, seconds)`` (the
+        socket timeout, and the attempt's wall-clock bound: what is left of the step,
+        itself never more than what is left of the run), the caller
         (:meth:`_attempt` or :meth:`_aattempt`) makes it and sends the reply back, or
         throws the call's exception in.
         """
@@ -957,7 +1023,7 @@ class LLMReasoner:
             run.calls += 1
             messages = self._messages(step, method, run.feedback)
             try:
-                reply = yield method, messages, min(self.config.timeout_s, left)
+                reply = yield method, messages, min(self.config.timeout_s, left), left
             except Exception as exc:  # timeouts, HTTP errors, bad bodies: this call failed
                 kind = _error_kind(exc)
                 text = _describe_error(exc)

@@ -12,10 +12,12 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -237,3 +239,105 @@ def test_crafted_postgres_checkpoint_runs_nothing(postgres_url, tiny_index, tmp_
         assert not marker.exists(), command
     assert main(["trace", "pg-bystander", "--db", postgres_url, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[-1]["kind"] == "answer"
+
+
+def _cli_env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEALGRAPH_TEST_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p
+    )
+    env["SEALGRAPH_DATA_DIR"] = str(tmp_path / "data")
+    return {**env, **extra}
+
+
+def _start_ask(postgres_url, tiny_index, tmp_path, thread, slow_s):
+    return subprocess.Popen(
+        [
+            *SEALGRAPH,
+            "ask",
+            QUESTIONS["pg-first"],
+            "--index",
+            str(tiny_index.path),
+            "--db",
+            postgres_url,
+            "--thread",
+            thread,
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_cli_env(
+            tmp_path, SEALGRAPH_TEST_SLOW_NODE="search", SEALGRAPH_TEST_SLOW_SECONDS=str(slow_s)
+        ),
+    )
+
+
+def _checkpoints(postgres_url, thread):
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()[0]
+        if not exists:
+            return 0
+        return conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)
+        ).fetchone()[0]
+
+
+IN_USE = "is being run by another sealgraph process"
+
+
+def test_concurrent_runs_of_one_thread_are_refused_on_postgres(postgres_url, tiny_index, tmp_path):
+    # Three workers on one thread id at once: one runs it, the others are refused
+    # (a session advisory lock on the thread, held by the winner's connection).
+    procs = [_start_ask(postgres_url, tiny_index, tmp_path, "pg-shared", 20) for _ in range(3)]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    assert [code for code, _, _ in results].count(0) == 1, results
+    for code, _out, err in results:
+        if code != 0:
+            assert "Traceback" not in err
+            assert err.strip().splitlines()[-1].startswith("sealgraph: error: thread 'pg-shared'")
+            assert IN_USE in err, err
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        sources = conn.execute(
+            "SELECT metadata->>'source' FROM checkpoints WHERE thread_id = 'pg-shared'"
+        ).fetchall()
+    assert [s for (s,) in sources].count("input") == 1  # one run wrote the thread
+
+
+def test_a_killed_run_does_not_leave_its_postgres_thread_locked(postgres_url, tiny_index, tmp_path):
+    proc = _start_ask(postgres_url, tiny_index, tmp_path, "pg-killed", 120)
+    try:
+        deadline = time.monotonic() + 120
+        while _checkpoints(postgres_url, "pg-killed") == 0:  # claimed, input written
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.1)
+        # While it runs, resume is refused; once it is killed, the server drops its
+        # session and its lock with it, and resume finishes the run.
+        busy = subprocess.run(
+            [*SEALGRAPH, "resume", "pg-killed", "--db", postgres_url],
+            capture_output=True,
+            text=True,
+            env=_cli_env(tmp_path),
+            timeout=120,
+        )
+        assert busy.returncode != 0 and IN_USE in busy.stderr, busy.stderr
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    done = subprocess.run(
+        [*SEALGRAPH, "resume", "pg-killed", "--db", postgres_url, "--json"],
+        capture_output=True,
+        text=True,
+        env=_cli_env(tmp_path),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["answer"]

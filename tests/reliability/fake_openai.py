@@ -15,18 +15,37 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("garbage", "http_500", "invalid_tool_call", "invalid_json", "hang", "reply")
+MODES = (
+    "garbage",
+    "http_500",
+    "invalid_tool_call",
+    "invalid_json",
+    "hang",
+    "reply",
+    "trickle",
+    "oversize",
+)
 """``garbage``: HTTP 200 whose body is not JSON; ``http_500``: a server error;
 ``invalid_tool_call``: a well-formed completion calling the requested tool with
 schema-invalid arguments; ``invalid_json``: a completion whose content is
 schema-invalid JSON (for ``json_mode``/``json_schema``); ``hang``: never answers
 (until the server stops); ``reply``: ``respond(body)`` builds the message, or
-returns an :class:`HTTPError` to answer with that status instead."""
+returns an :class:`HTTPError` to answer with that status instead; ``trickle``:
+answers HTTP 200 and then sends its body (or, with ``trickle_headers=True``, its
+headers) one byte every ``trickle_s``, never finishing (until ``hang_s`` or the
+server stops); ``oversize``: a well-formed completion whose message (from
+``respond``, else content :data:`FILL`) has :data:`FILL` replaced by
+``oversize_bytes`` bytes, streamed without being built in memory
+(:attr:`FakeOpenAI.bytes_sent` counts what the client took)."""
+
+FILL = "@@FILL@@"
+"""Stands in an ``oversize`` message for its filler (``"x" * oversize_bytes``)."""
 
 INVALID_ARGS = {"totally": "wrong", "sufficient": "maybe"}
 """The schema-invalid object the ``invalid_*`` modes return."""
@@ -87,10 +106,17 @@ class FakeOpenAI:
 
     Args:
         mode: One of :data:`MODES`.
-        respond: For ``mode="reply"``: builds the assistant message from a request body
-            (or an :class:`HTTPError` to send instead).
-        hang_s: Longest time a ``hang`` request is held (it is released earlier when
-            the server stops), so a forgotten server cannot hold a thread for long.
+        respond: For ``mode="reply"`` (required) and ``"oversize"``: builds the
+            assistant message from a request body (or an :class:`HTTPError` to send
+            instead).
+        hang_s: Longest time a ``hang`` or ``trickle`` request is held (it is released
+            earlier when the server stops), so a forgotten server cannot hold a thread
+            for long.
+        trickle_s: Seconds between two bytes in ``trickle`` mode.
+        trickle_headers: ``trickle`` the header block instead of the body.
+        oversize_bytes: Size of the filler of an ``oversize`` reply.
+        oversize_length: Announce an ``oversize`` reply's length (``Content-Length``);
+            False sends it without one, delimited by the end of the connection.
 
     """
 
@@ -100,14 +126,25 @@ class FakeOpenAI:
         *,
         respond: Callable[[dict[str, Any]], dict[str, Any] | HTTPError] | None = None,
         hang_s: float = 30.0,
+        trickle_s: float = 0.2,
+        trickle_headers: bool = False,
+        oversize_bytes: int = 50_000_000,
+        oversize_length: bool = True,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
-        if (mode == "reply") != (respond is not None):
-            raise ValueError("respond is required with mode='reply' and only then")
+        if mode == "reply" and respond is None:
+            raise ValueError("respond is required with mode='reply'")
+        if respond is not None and mode not in ("reply", "oversize"):
+            raise ValueError("respond is only used with mode='reply' or 'oversize'")
         self.mode = mode
         self.respond = respond
         self.hang_s = hang_s
+        self.trickle_s = trickle_s
+        self.trickle_headers = trickle_headers
+        self.oversize_bytes = oversize_bytes
+        self.oversize_length = oversize_length
+        self.sent = 0
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -119,6 +156,16 @@ class FakeOpenAI:
         """Chat-completion requests received so far."""
         with self._lock:
             return len(self.bodies)
+
+    @property
+    def bytes_sent(self) -> int:
+        """Bytes of ``trickle`` and ``oversize`` replies the clients took (headers included)."""
+        with self._lock:
+            return self.sent
+
+    def _count(self, n: int) -> None:
+        with self._lock:
+            self.sent += n
 
     @property
     def url(self) -> str:
@@ -163,6 +210,8 @@ class FakeOpenAI:
             message = tool_call_message(requested_tool(body) or "unknown", INVALID_ARGS)
         elif self.mode == "invalid_json":
             message = {"role": "assistant", "content": json.dumps(INVALID_ARGS)}
+        elif self.mode == "oversize" and self.respond is None:
+            message = {"role": "assistant", "content": FILL}
         else:
             assert self.respond is not None
             message = self.respond(body)
@@ -200,7 +249,64 @@ class FakeOpenAI:
                     fake._release.wait(fake.hang_s)
                     self.close_connection = True
                     return  # never answer: the client times out
-                self._send(*fake._reply(body))
+                if fake.mode == "trickle":
+                    self._trickle()
+                    return
+                status, payload, content_type = fake._reply(body)
+                marker = json.dumps(FILL)[1:-1].encode()
+                if fake.mode == "oversize" and status == 200 and marker in payload:
+                    self._send_oversize(*payload.split(marker, 1))
+                    return
+                self._send(status, payload, content_type)
+
+            def _trickle(self) -> None:
+                """Answer, then send one byte every ``trickle_s``, never finishing."""
+                if fake.trickle_headers:
+                    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: "
+                    drip = b"a"
+                else:
+                    head = (
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 4096\r\nConnection: close\r\n\r\n{"
+                    )
+                    drip = b" "
+                end = time.monotonic() + fake.hang_s
+                try:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    fake._count(len(head))
+                    while time.monotonic() < end and not fake._release.wait(fake.trickle_s):
+                        self.wfile.write(drip)
+                        self.wfile.flush()
+                        fake._count(1)
+                except OSError:
+                    pass  # the client gave up
+                self.close_connection = True
+
+            def _send_oversize(self, head: bytes, tail: bytes) -> None:
+                """Send ``head``, the filler and ``tail``, chunk by chunk."""
+                size = len(head) + fake.oversize_bytes + len(tail)
+                chunk = b"x" * 65536
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if fake.oversize_length:
+                        self.send_header("Content-Length", str(size))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(head)
+                    fake._count(len(head))
+                    left = fake.oversize_bytes
+                    while left > 0 and not fake._release.is_set():
+                        part = chunk[: min(left, len(chunk))]
+                        self.wfile.write(part)
+                        fake._count(len(part))
+                        left -= len(part)
+                    self.wfile.write(tail)
+                    fake._count(len(tail))
+                except OSError:
+                    pass  # the client stopped reading
+                self.close_connection = True
 
             def _send(self, status: int, payload: bytes, content_type: str) -> None:
                 try:

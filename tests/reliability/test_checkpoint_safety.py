@@ -35,6 +35,7 @@ from sealgraph.audit.checkpointers import (
     StrictCheckpointSerializer,
     check_sqlite_file,
     connect_sqlite,
+    describe_db,
     strict_serializer,
 )
 from sealgraph.cli import main
@@ -532,3 +533,43 @@ def test_creating_a_database_never_replaces_an_existing_file(tmp_path):
     _create_database(other, 1.0)
     assert other.read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt", "runs.sqlite"]
+
+
+# --- secrets in --db ----------------------------------------------------------------
+
+
+SECRET = "S3cret"
+
+LEAKY_DBS = {
+    # The user part was masked before; the rest of these printed the password.
+    "user part": f"postgresql://admin:{SECRET}@127.0.0.1:1/db",
+    "query password": f"postgresql://admin@127.0.0.1:1/db?password={SECRET}",
+    "query sslpassword": f"postgresql://admin@127.0.0.1:1/db?sslmode=disable&sslpassword={SECRET}",
+    "a key, a token": f"postgresql://admin@127.0.0.1:1/db?api_key={SECRET}1&auth_token={SECRET}2",
+    "psycopg echoes the URL": f"postgresql://admin:{SECRET}@[::1/db",
+    "psycopg echoes a token": f"postgresql://admin@127.0.0.1:1/db?password={SECRET}%zz",
+    "several hosts": f"postgresql://admin:{SECRET}@127.0.0.1:1,127.0.0.1:2/db",
+    "libpq key=value": f"host=127.0.0.1 port=1 dbname=db password={SECRET}",
+}
+
+
+@pytest.mark.parametrize("db", list(LEAKY_DBS.values()), ids=list(LEAKY_DBS))
+def test_a_password_anywhere_in_db_is_never_printed(db, monkeypatch):
+    monkeypatch.setenv("SEALGRAPH_DB_TIMEOUT", "2")
+    result = run_cli("trace", "t1", "--db", db)
+    assert_clear_error(result, "***")
+    assert SECRET not in result.err + result.out, result.err
+    assert describe_db(db).count("***") >= 1 and SECRET not in describe_db(db)
+
+
+def test_describe_db_masks_only_the_secrets():
+    assert (
+        describe_db("postgresql://u:pw@h:5/db?sslmode=require&password=x&passfile=/p#f")
+        == "postgresql://u:***@h:5/db?sslmode=require&password=***&passfile=***#f"
+    )
+    assert describe_db("postgresql://u@h/db?application_name=a") == (
+        "postgresql://u@h/db?application_name=a"
+    )
+    assert describe_db("host=h password='a b\\'c' user=u") == "host=h password=*** user=u"
+    assert describe_db("runs=1.sqlite") == "runs=1.sqlite"  # a file name, not a conninfo
+    assert describe_db(Path("a/runs.sqlite")) == str(Path("a/runs.sqlite"))
