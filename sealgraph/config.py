@@ -26,6 +26,7 @@ __all__ = [
     "StepTokens",
     "UtilityWeights",
     "apply_run_overrides",
+    "flatten_overrides",
 ]
 
 
@@ -295,8 +296,8 @@ def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -
         raise ConfigError(
             f"a run's config must be a mapping of settings, got {type(overrides).__name__}"
         )
-    flat = _flatten(overrides)
-    current = _flatten(base.to_dict())
+    flat = flatten_overrides(overrides)
+    current = flatten_overrides(base.to_dict())
     changed = {}
     for key, raw in flat.items():
         value = coerce_value(raw) if not isinstance(current.get(key), str) else raw
@@ -325,12 +326,16 @@ def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -
     return base.override(changed, trusted=False) if changed else base
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten_overrides(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Return overrides as dotted keys (``{"llm": {"model": "m"}}`` -> ``{"llm.model": "m"}``).
+
+    A free-form dict setting (``pack.section_priors``) stays one key.
+    """
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and not _free_form_dict(name.split(".")):
-            out.update(_flatten(value, name + "."))
+            out.update(flatten_overrides(value, name + "."))
         else:
             out[name] = value
     return out

@@ -144,7 +144,7 @@ def fork_run(
     main, _ = thread_branches(graph, thread_id)
     start = snapshot_at(main, step, thread_id)
     merged = {**dict(start.values.get("config") or {}), **dict(overrides)}
-    SealConfig().override(merged)  # validate before writing anything
+    SealConfig().override(merged, trusted=False)  # validate before writing anything
     metadata = {
         **dict(config.get("metadata") or {}),
         OVERRIDES_KEY: json.dumps(merged, sort_keys=True),

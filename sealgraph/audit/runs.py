@@ -11,6 +11,13 @@ The overrides also travel in the graph state (the input's ``config`` key), so
 every node applies them; the metadata copy lets ``resume``, ``trace`` and
 ``replay`` rebuild exactly the graph the run used (the LLM settings are read
 when the graph is built) even before the first node ran.
+
+A run database is data: what it records is validated as a stranger's would be
+(no lexicon module imported), and the LLM endpoint a run used (``llm.base_url``,
+``llm.api_key_env``) is never taken from it: continuing an LLM run against a
+recorded endpoint needs the endpoint given again (``--set llm.base_url=URL``),
+so a database from elsewhere cannot send your API key, or another secret named
+as one, to an address of its choosing.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sealgraph.audit.checkpointers import claim_thread
-from sealgraph.config import SealConfig, coerce_value, parse_set_args
+from sealgraph.config import SealConfig, coerce_value, flatten_overrides, parse_set_args
 from sealgraph.errors import CheckpointError, InputError
 from sealgraph.index.protocol import SearchIndex
 
@@ -204,8 +211,13 @@ def build_run_graph(
     llm: bool = False,
     overrides: Mapping[str, Any] | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
+    trusted: bool = True,
 ):
     """Build the graph of a run: its index, reasoner and base config.
+
+    ``trusted``: the overrides are the user's own (flags, the server's
+    environment); False for overrides read from data, which may not import a
+    lexicon module (see :meth:`SealConfig.from_dict`).
 
     Raises:
         ConfigError: Bad overrides.
@@ -214,7 +226,7 @@ def build_run_graph(
     """
     from sealgraph.graph.builder import build_graph
 
-    config = SealConfig().override(dict(overrides or {}))
+    config = SealConfig().override(dict(overrides or {}), trusted=trusted)
     if isinstance(index, (str, os.PathLike)):
         from sealgraph.index import load_index
 
@@ -262,9 +274,45 @@ def graph_for_thread(
     if not index:
         raise InputError(f"thread {thread_id!r} does not record its index; pass --index DIR")
     origin = RunOrigin(thread_id, index, origin.llm, origin.overrides)
-    overrides = {**origin.overrides, **dict(extra_overrides or {})}
-    graph = build_run_graph(index, llm=origin.llm, overrides=overrides, checkpointer=checkpointer)
+    overrides = _continued_overrides(origin, dict(extra_overrides or {}))
+    # The recorded part is data; the user's own part (extra_overrides) was validated
+    # as theirs by the caller: a module path they name was imported then.
+    graph = build_run_graph(
+        index, llm=origin.llm, overrides=overrides, checkpointer=checkpointer, trusted=False
+    )
     return graph, origin
+
+
+ENDPOINT_KEYS = ("llm.base_url", "llm.api_key_env")
+"""Settings that say where an LLM run sends its requests and which secret it sends:
+never taken from a run database (see the module docstring)."""
+
+
+def _continued_overrides(origin: RunOrigin, given: dict[str, Any]) -> dict[str, Any]:
+    """Return the overrides a continued run uses: the recorded ones, the user's on top.
+
+    Raises:
+        InputError: The run sent its LLM steps to a recorded endpoint that the user
+            did not give again.
+
+    """
+    recorded = flatten_overrides(origin.overrides)
+    mine = flatten_overrides(given)
+    default = flatten_overrides(SealConfig().to_dict())
+    endpoint = {
+        key: recorded[key]
+        for key in ENDPOINT_KEYS
+        if key in recorded and recorded[key] != default.get(key)
+    }
+    missing = {k: v for k, v in endpoint.items() if mine.get(k) != v}
+    if origin.llm and missing:
+        shown = " ".join(f"--set {k}={v}" for k, v in missing.items())
+        raise InputError(
+            f"thread {origin.thread_id!r} ran its LLM steps with {shown}; sealgraph does not "
+            f"send your API key where a run database says: give {shown} again to continue it"
+        )
+    kept = {k: v for k, v in recorded.items() if k not in ENDPOINT_KEYS}
+    return {**kept, **mine}
 
 
 def _refuse(*_args: Any, **_kwargs: Any) -> NoReturn:

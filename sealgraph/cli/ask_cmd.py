@@ -19,7 +19,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sealgraph.cli._env import INDEX_ENV, add_index_argument, index_arg, run_index_arg
+from sealgraph.cli._env import (
+    INDEX_ENV,
+    add_index_argument,
+    add_lexicon_argument,
+    index_arg,
+    run_index_arg,
+)
 from sealgraph.errors import InputError
 
 _ASK_DESCRIPTION = """\
@@ -77,6 +83,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help=f"index directory (default: the run's own; ${INDEX_ENV} for a run that recorded none)",
     )
+    add_lexicon_argument(resume)
+    _add_set(
+        resume,
+        "settings to continue with, on top of the run's own; an LLM run's endpoint "
+        "(llm.base_url, llm.api_key_env) is never read from the database: give it again",
+    )
     _add_output(resume)
     resume.set_defaults(func=run_resume)
 
@@ -100,14 +112,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.set_defaults(func=run_demo)
 
 
-def _add_set(parser: argparse.ArgumentParser) -> None:
+def _add_set(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         dest="overrides",
         metavar="KEY=VALUE",
-        help="config override, e.g. utility.novelty=0.2 or llm.base_url=URL (repeatable)",
+        help=help or "config override, e.g. utility.novelty=0.2 or llm.base_url=URL (repeatable)",
     )
 
 
@@ -149,6 +161,15 @@ def resume_command(thread_id: str, db: str | None) -> str:
     if db:
         command += f" --db {shlex.quote(db)}"
     return command
+
+
+def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
+    from sealgraph.audit.runs import parse_overrides
+    from sealgraph.config import SealConfig
+
+    overrides = parse_overrides(pairs)
+    SealConfig().override(overrides)  # the user's own: a bad key or value fails here
+    return overrides
 
 
 def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -220,7 +241,12 @@ def run_resume(args: argparse.Namespace) -> int:
     thread_id = validate_thread_id(args.thread)
     with open_checkpointer(args.db, create=False) as checkpointer:
         index = run_index_arg(checkpointer, thread_id, args.index)
-        graph, origin = graph_for_thread(checkpointer, thread_id, index_override=index)
+        graph, origin = graph_for_thread(
+            checkpointer,
+            thread_id,
+            index_override=index,
+            extra_overrides=_checked_overrides(args.overrides),
+        )
         main, _ = thread_branches(graph, thread_id)
         latest = graph.get_state({"configurable": {"thread_id": thread_id}})
         # Pin the run's last checkpoint only when a replay wrote newer ones: pinning

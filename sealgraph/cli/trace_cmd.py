@@ -161,9 +161,11 @@ def run_replay(args: argparse.Namespace) -> int:
     )
     from sealgraph.audit.timeline import progress_line
     from sealgraph.cli._env import run_index_arg
+    from sealgraph.config import SealConfig
 
     thread_id = validate_thread_id(args.thread)
     overrides = parse_overrides(args.overrides)
+    SealConfig().override(overrides)  # the user's own: a bad key or value fails here
 
     def progress(node: str, events: list[dict[str, Any]]) -> None:
         print(progress_line(node, events), file=sys.stderr, flush=True)
