@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,13 @@ from sealgraph.errors import IngestError
 __all__ = [
     "LoadError",
     "Loaded",
+    "LoaderLimits",
     "MissingExtraError",
     "Source",
     "WarnFn",
     "cell_text",
     "escape_markdown",
+    "iter_row_lines",
     "json_safe",
     "normalise_newlines",
     "render_rows",
@@ -64,6 +66,77 @@ class MissingExtraError(IngestError):
 
 
 @dataclass(frozen=True, slots=True)
+class LoaderLimits:
+    """How much of one file the loaders unpack before refusing it (a guard against bombs).
+
+    A file past a limit is refused with a :class:`LoadError` that names the limit
+    and says to raise it; a larger value reads such a file, at the cost noted under
+    each field. Each default was set by loading files built to sit at the limit and
+    measuring the peak resident memory of a fresh process: none took over 900 MiB,
+    while real documents (a 2,000-page PDF, a workbook of a million filled cells)
+    stay far below every limit.
+    """
+
+    max_unpacked_bytes: int = 256 * 2**20
+    """Bytes a ``.docx`` or ``.xlsx`` may unpack to, all the parts read together.
+
+    Counted as they are decompressed, whatever sizes the archive declares. A
+    300 KB workbook that unpacks to 300 MiB of blanks is refused at 309 MiB of
+    memory; one cell of 200 MiB of text, under the limit, is read at 452 MiB.
+    """
+    max_xml_elements: int = 4_000_000
+    """XML elements in the parts of a ``.docx``, counted before python-docx parses them.
+
+    python-docx holds each part as an lxml tree of about 230 bytes an element:
+    3.8 million empty paragraphs (a 68 KB file) took 881 MiB and two minutes.
+    A page of text is a few hundred elements, a page of tables a few thousand.
+    A workbook's parts are read as a stream and are not counted.
+    """
+    max_cells: int = 2_000_000
+    """Table cells with a value: a workbook's cells and shared strings, a Word file's
+    table cells. 1.99 million filled cells (199,000 rows of 10) read in 189 MiB."""
+    max_pdf_pages: int = 10_000
+    """Pages of a PDF. A 2,000-page report read in 92 MiB (about 32 KB a page)."""
+    max_pdf_array_elements: int = 1_000_000
+    """Elements in one array of a PDF's objects; pypdf's own cap, 100,000, refuses
+    real files (SEC filings whose tagged structure holds a larger array).
+
+    An array of 1,000,000 references (a 9 KB file) took 163 MiB; 10,000,000 (an
+    86 KB file) took 1.3 GiB and a minute.
+    """
+    max_text_chars: int = 100_000_000
+    """Characters of text a loader makes of one file: a shared string or a merged
+    cell repeated in every row, or one PDF page drawn as every page, make more than
+    the file holds. 98.8 million characters took 332 MiB."""
+
+    def exceeded(self, name: str, what: str) -> LoadError:
+        """Return the error for a file past the limit ``name``: what it holds, and the cure.
+
+        ``what`` completes "its ...": ``exceeded("max_cells", "sheets hold")`` gives
+        ``its sheets hold more than 2,000,000 cells (LoaderLimits.max_cells; ...)``.
+        """
+        value = getattr(self, name)
+        if not name.endswith("_bytes"):
+            amount = f"{value:,} {_UNITS[name]}"
+        elif value % 2**20 == 0:
+            amount = f"{value // 2**20:,} MiB"
+        else:
+            amount = f"{value:,} bytes"
+        return LoadError(
+            f"its {what} more than {amount} (LoaderLimits.{name}; raise that limit to read it)"
+        )
+
+
+_UNITS = {
+    "max_xml_elements": "elements",
+    "max_cells": "cells",
+    "max_pdf_pages": "pages",
+    "max_pdf_array_elements": "elements",
+    "max_text_chars": "characters",
+}
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """One file handed to a loader."""
 
@@ -75,6 +148,8 @@ class Source:
     """Where recoverable problems go; messages should name :attr:`file`."""
     decode: Callable[[bytes], str]
     """Decode bytes as UTF-8 (replacing bad bytes, with a warning naming the file)."""
+    limits: LoaderLimits = LoaderLimits()
+    """How much of the file may be unpacked (:class:`LoaderLimits`)."""
 
     def text(self) -> str:
         """Return the file's text: UTF-8 without a byte-order mark, LF line ends."""
@@ -141,7 +216,9 @@ _CAPTION_ROWS = 5
 """Most single-cell rows above a table's header that are read as its caption."""
 
 
-def render_rows(rows: Iterable[Sequence[Any]], *, column_name: Callable[[int], str]) -> list[str]:
+def render_rows(
+    rows: Iterable[Sequence[Any] | Mapping[int, Any]], *, column_name: Callable[[int], str]
+) -> list[str]:
     """Render table rows as self-contained lines: ``Header: value; Header: value``.
 
     The first non-empty row is the header (spreadsheets and CSV files almost
@@ -155,20 +232,34 @@ def render_rows(rows: Iterable[Sequence[Any]], *, column_name: Callable[[int], s
     only a header gives that header as one line.
 
     Args:
-        rows: Rows of cell values (strings, numbers, dates, None).
+        rows: Rows of cell values (strings, numbers, dates, None), each a sequence
+            or a mapping of 0-based column index to value (a sparse row: a sheet
+            row holding one cell in its last column costs one entry, not 16,384).
+            Any iterable, consumed once: a generator keeps one row in memory.
         column_name: Name of the column at a 0-based index (``"C"``, ``"column 3"``).
 
     Returns:
         One line per row (without newline), escaped with :func:`escape_markdown`.
 
     """
-    header: list[str] | None = None
-    pending: list[list[str]] = []  # single-value rows that may be a caption
-    lines: list[str] = []
-    n_captions = 0
+    return list(iter_row_lines(rows, column_name=column_name))
+
+
+def iter_row_lines(
+    rows: Iterable[Sequence[Any] | Mapping[int, Any]], *, column_name: Callable[[int], str]
+) -> Iterator[str]:
+    """Yield the lines of :func:`render_rows` one at a time, as the rows come.
+
+    For a reader that bounds what it makes while it makes it: a value repeated in
+    every row (a spreadsheet's shared string, a merged cell) can make far more
+    text than the file holds.
+    """
+    header: dict[int, str] | None = None
+    pending: list[dict[int, str]] = []  # single-value rows that may be a caption
+    n_lines = n_captions = 0
     for row in rows:
-        cells = [cell_text(v) for v in row]
-        filled = sum(1 for c in cells if c)
+        cells = _filled_cells(row)
+        filled = len(cells)
         if not filled:
             continue
         if header is None:
@@ -176,30 +267,43 @@ def render_rows(rows: Iterable[Sequence[Any]], *, column_name: Callable[[int], s
                 pending.append(cells)
                 continue
             if filled > 1:  # the header; single values above it were a caption
-                lines.extend(escape_markdown(next(c for c in p if c)) for p in pending)
-                header, pending, n_captions = cells, [], len(pending)
+                for caption in pending:
+                    yield escape_markdown(next(iter(caption.values())))
+                header, pending, n_lines = cells, [], len(pending)
+                n_captions = n_lines
                 continue
             # Still one value per row: a one-column table whose header came first.
             header, *rest = pending
-            lines.extend(_row_line(header, r, column_name) for r in rest)
+            for cells_above in rest:
+                yield _row_line(header, cells_above, column_name)
+                n_lines += 1
             pending = []
-        lines.append(_row_line(header, cells, column_name))
+        yield _row_line(header, cells, column_name)
+        n_lines += 1
     if header is None and pending:  # nothing but single values: one column
         header, *rest = pending
-        lines.extend(_row_line(header, cells, column_name) for cells in rest)
-    if header is not None and len(lines) == n_captions:  # a header and no row under it
-        lines.append(escape_markdown("; ".join(c for c in header if c)))
-    return lines
+        for cells in rest:
+            yield _row_line(header, cells, column_name)
+            n_lines += 1
+    if header is not None and n_lines == n_captions:  # a header and no row under it
+        yield escape_markdown("; ".join(header.values()))
+
+
+def _filled_cells(row: Sequence[Any] | Mapping[int, Any]) -> dict[int, str]:
+    """Return the row's non-empty cells as text, by 0-based column, in column order."""
+    items = sorted(row.items()) if isinstance(row, Mapping) else enumerate(row)
+    cells = {}
+    for i, value in items:
+        text = cell_text(value)
+        if text:
+            cells[i] = text
+    return cells
 
 
 def _row_line(
-    header: Sequence[str], cells: Sequence[str], column_name: Callable[[int], str]
+    header: Mapping[int, str], cells: Mapping[int, str], column_name: Callable[[int], str]
 ) -> str:
-    parts = []
-    for i, cell in enumerate(cells):
-        if cell:
-            name = header[i] if i < len(header) and header[i] else column_name(i)
-            parts.append(f"{name}: {cell}")
+    parts = [f"{header.get(i) or column_name(i)}: {cell}" for i, cell in cells.items()]
     return escape_markdown("; ".join(parts))
 
 

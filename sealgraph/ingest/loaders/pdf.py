@@ -8,11 +8,24 @@ caller's choice. Scanned pages have no text layer: a PDF with no text at all is
 skipped with a warning (OCR it first). A page whose text cannot be extracted is
 skipped with a warning; a file pypdf cannot open, or encrypted with a password,
 cannot be read.
+
+pypdf's own safety limits stay on (each stream decompresses to at most 75 MB,
+and so on), except its cap of 100,000 elements in one array, which real files
+pass (SEC filings with large tagged-structure arrays): that cap is
+:attr:`~sealgraph.ingest.loaders.base.LoaderLimits.max_pdf_array_elements`. A file
+with more pages than ``max_pdf_pages``, or more text than ``max_text_chars``, is
+refused with an error that names the limit.
+
+Why pypdf rather than pypdfium2 (PDFium), which extracts the same words about ten
+times faster: PDFium has no decompression limit. A 1 MB file holding a stream of
+1 GB took 2 GB of memory (pypdf refuses it at 75 MB), and a 40 KB file drawing
+10 MB of text on one page took 1.6 GB (pypdf: 107 MB, if slowly).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import re
@@ -21,6 +34,7 @@ from typing import Any
 
 from sealgraph.ingest.loaders.base import (
     Loaded,
+    LoaderLimits,
     LoadError,
     MissingExtraError,
     Source,
@@ -32,6 +46,7 @@ __all__ = ["load_pdf"]
 _TRAILING_SPACE_RE = re.compile(r"[ \t]+\n")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
 _FILE_NAME_TITLE_RE = re.compile(r"\.(?:pdf|docx?|odt|rtf|tex|txt|pptx?|xlsx?|indd|qxd)$", re.I)
+_ARRAY_LIMIT_MESSAGE = "maximum array element count"
 
 
 def load_pdf(source: Source) -> Loaded:
@@ -40,20 +55,33 @@ def load_pdf(source: Source) -> Loaded:
         import pypdf
     except ImportError:
         raise MissingExtraError("pdf", "pypdf") from None
+    limits = source.limits
     parts: list[str] = []
-    with _quiet_pypdf():
-        reader = _open(pypdf, source.data)
+    chars_left = limits.max_text_chars
+    with _quiet_pypdf(), _pypdf_configuration(pypdf, limits):
+        reader = _open(pypdf, source.data, limits)
         n_pages = len(reader.pages)
+        if n_pages > limits.max_pdf_pages:
+            raise limits.exceeded("max_pdf_pages", "document has")
         for number in range(1, n_pages + 1):
             try:
                 text = reader.pages[number - 1].extract_text() or ""
             except Exception as exc:  # pypdf on a damaged page: lose the page, not the file
-                source.warn(
-                    f"{source.file}: skipped page {number}, its text cannot be read ({exc})"
-                )
+                if _ARRAY_LIMIT_MESSAGE in str(exc):
+                    source.warn(
+                        f"{source.file}: skipped page {number}: "
+                        + str(limits.exceeded("max_pdf_array_elements", "page holds an array of"))
+                    )
+                else:
+                    source.warn(
+                        f"{source.file}: skipped page {number}, its text cannot be read ({exc})"
+                    )
                 continue
             text = _clean(text)
             if text:
+                chars_left -= len(text)
+                if chars_left < 0:
+                    raise limits.exceeded("max_text_chars", "text runs to")
                 parts.append(f"# Page {number}\n\n{escape_markdown(text)}\n")
         title = _title(reader)
     metadata: dict[str, Any] = {"pages": n_pages}
@@ -74,7 +102,21 @@ def _quiet_pypdf() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _open(pypdf: Any, data: bytes) -> Any:
+def _pypdf_configuration(
+    pypdf: Any, limits: LoaderLimits
+) -> contextlib.AbstractContextManager[Any]:
+    """Apply our array limit to pypdf while a file is read (pypdf 7 and later have one)."""
+    configuration = getattr(pypdf, "Configuration", None)
+    apply = getattr(pypdf, "apply_configuration", None)
+    if configuration is None or apply is None:
+        return contextlib.nullcontext()
+    fields = {field.name for field in dataclasses.fields(configuration)}
+    if "array_maximum_element_count" not in fields:
+        return contextlib.nullcontext()
+    return apply(array_maximum_element_count=limits.max_pdf_array_elements)
+
+
+def _open(pypdf: Any, data: bytes, limits: LoaderLimits) -> Any:
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -83,6 +125,8 @@ def _open(pypdf: Any, data: bytes) -> Any:
     except LoadError:
         raise
     except Exception as exc:  # pypdf raises many types on damaged files
+        if _ARRAY_LIMIT_MESSAGE in str(exc):
+            raise limits.exceeded("max_pdf_array_elements", "structure holds an array of") from None
         raise LoadError(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
     return reader
 

@@ -6,7 +6,12 @@ and styles, navigation, headers outside an article, footers, asides, forms,
 hidden elements, ARIA landmarks other than the main one (``navigation``,
 ``banner``, ``contentinfo``, ``complementary``, ``search``) and a few
 class/id names docs generators give to sidebars, tables of contents, breadcrumbs
-and heading anchors. ``<h1>``-``<h6>`` become ``#``-``######`` headings (the
+and heading anchors. Text a reader never sees is not indexed: elements with the
+``hidden`` attribute, ``aria-hidden="true"`` or an inline ``display: none``, and
+text under an inline ``visibility: hidden`` or a zero font size (``font-size: 0``
+in any unit, ``font: 0/0 a``), unless an element inside shows it again
+(``visibility: visible``, a font size of its own). Only ``style`` attributes are
+read, not stylesheets. ``<h1>``-``<h6>`` become ``#``-``######`` headings (the
 section path); paragraphs, list items (``- ``) and other blocks are separated by
 blank lines; ``<pre>`` becomes a fenced code block; a table becomes one
 ``Header: value; ...`` line per row, as spreadsheet rows do. The title is the
@@ -57,6 +62,17 @@ _HEADING_TAGS = {f"h{n}": n for n in range(1, 7)}
 _SPACE_RE = re.compile(r"\s+")
 _ANCHOR_MARKS_RE = re.compile(r"(?:\s*[¶§\U0001f517\u200b]|\s+#)+$")
 _FENCE_LINE_RE = re.compile(r"^( {0,3})(```|~~~)", re.MULTILINE)
+_CSS_COMMENT_RE = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
+_IMPORTANT_RE = re.compile(r"!\s*important\s*$")
+# A CSS length of zero in any unit: 0, -0, 0.0, .0, 0px, 0em, 0pt, 0%.
+_ZERO_LENGTH_RE = re.compile(r"[+-]?(?:0+(?:\.0*)?|\.0+)(?:[a-z]{1,4}|%)?")
+# A font size relative to the inherited one.
+_RELATIVE_SIZE_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:em|ex|ch|cap|ic|lh|%)|smaller|larger")
+# A word of the ``font`` shorthand that is its size (a length, a percentage or a keyword).
+_FONT_SIZE_RE = re.compile(
+    r"(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[a-z]{1,4}|%)|0)(?:/|$)"
+    r"|(?:xx?-)?(?:small|large)(?:/|$)|medium(?:/|$)|smaller(?:/|$)|larger(?:/|$)"
+)
 
 
 def load_html(source: Source) -> Loaded:
@@ -78,6 +94,7 @@ def load_html(source: Source) -> Loaded:
     for element in root.find_all(_is_chrome):
         if not element.decomposed:
             element.decompose()
+    _drop_unseen_text(root, bs4)
     blocks = _Renderer(bs4).render(root)
     first_h1 = root.find("h1")
     title = _heading_text(first_h1.get_text(" ")) if first_h1 is not None else ""
@@ -105,7 +122,9 @@ def _is_chrome(tag: Any) -> bool:
     if name in _DROP_TAGS:
         return True
     attrs = tag.attrs
-    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).lower() == "true":
+    if "hidden" in attrs or str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    if "style" in attrs and _declarations(str(attrs["style"])).get("display") == "none":
         return True
     if str(attrs.get("role", "")).lower() in _DROP_ROLES:
         return True
@@ -117,6 +136,80 @@ def _is_chrome(tag: Any) -> bool:
     if any(c.lower() in _DROP_NAMES for c in classes):
         return True
     return str(attrs.get("id", "")).lower() in _DROP_NAMES
+
+
+def _declarations(style: str) -> dict[str, str]:
+    """Return the properties an inline ``style`` attribute sets, lower case.
+
+    Read as a browser reads a declaration block: names in any case, spaces and
+    comments anywhere, a later declaration of a property overriding an earlier
+    one unless only the earlier is ``!important`` (which is dropped).
+    """
+    declared: dict[str, tuple[str, bool]] = {}
+    for declaration in _CSS_COMMENT_RE.sub(" ", style).split(";"):
+        name, colon, value = declaration.partition(":")
+        if not colon:
+            continue
+        name = name.strip().lower()
+        value = value.strip().lower()
+        important = _IMPORTANT_RE.search(value) is not None
+        if name in declared and declared[name][1] and not important:
+            continue
+        declared[name] = (_IMPORTANT_RE.sub("", value).strip(), important)
+    return {name: value for name, (value, _) in declared.items()}
+
+
+def _font_size(declared: dict[str, str]) -> str | None:
+    """Return the font size an element sets: ``"zero"``, ``"relative"``, ``"set"`` or None.
+
+    A relative size (``em``, ``%``, ``smaller``, ...) keeps what it inherits: a
+    fraction of zero is still zero.
+    """
+    size = declared.get("font-size")
+    if size is None and "font" in declared:  # the shorthand: [style] size[/height] family
+        size = next(
+            (w.split("/")[0] for w in declared["font"].split() if _FONT_SIZE_RE.match(w)), None
+        )
+    if size is None:
+        return None
+    if _ZERO_LENGTH_RE.fullmatch(size):
+        return "zero"
+    if _RELATIVE_SIZE_RE.fullmatch(size):
+        return "relative"
+    return "set"
+
+
+def _drop_unseen_text(root: Any, bs4: Any) -> None:
+    """Remove the text under ``visibility: hidden`` or a zero font size.
+
+    Both are inherited and can be undone inside (``visibility: visible``, an
+    absolute font size), so the state is carried down the tree (without
+    recursion) and only text nodes that end up unseen are removed.
+    """
+    unseen = []
+    stack: list[tuple[Any, bool, bool]] = [(root, False, False)]  # node, invisible, zero font
+    while stack:
+        node, invisible, zero = stack.pop()
+        style = node.attrs.get("style")
+        if style:
+            declared = _declarations(str(style))
+            visibility = declared.get("visibility")
+            if visibility in {"hidden", "collapse"}:
+                invisible = True
+            elif visibility == "visible":
+                invisible = False
+            size = _font_size(declared)
+            if size == "zero":
+                zero = True
+            elif size == "set":
+                zero = False
+        for child in node.contents:
+            if isinstance(child, bs4.Tag):
+                stack.append((child, invisible, zero))
+            elif (invisible or zero) and isinstance(child, bs4.NavigableString):
+                unseen.append(child)
+    for text in unseen:
+        text.extract()
 
 
 def _heading_text(text: str) -> str:
