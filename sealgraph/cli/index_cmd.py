@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from typing import Any
 
@@ -107,6 +108,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help=(
+            "raise (or lower) a limit on what one file may unpack to, e.g. max_cells=5000000 "
+            f"(repeatable; the limits and their defaults: {_limit_names()})"
+        ),
+    )
+    parser.add_argument(
         "--follow-links",
         action="store_true",
         help=(
@@ -121,6 +132,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="how long to wait for another build of the same index to finish (default: 3600)",
     )
     parser.set_defaults(func=run)
+
+
+def _limit_names() -> str:
+    from sealgraph.ingest import LoaderLimits
+
+    return ", ".join(f"{f.name} {f.default:,}" for f in dataclasses.fields(LoaderLimits))
+
+
+def _limits(pairs: list[str]) -> Any:
+    """Return the ``LoaderLimits`` of ``--limit NAME=N`` pairs (None when none is given)."""
+    from sealgraph.errors import InputError
+    from sealgraph.ingest import LoaderLimits
+
+    if not pairs:
+        return None
+    names = {f.name for f in dataclasses.fields(LoaderLimits)}
+    values: dict[str, int] = {}
+    for pair in pairs:
+        name, _, raw = pair.partition("=")
+        name = name.strip()
+        if name not in names:
+            raise InputError(
+                f"unknown limit {name!r} in --limit {pair}: use one of {_limit_names()}"
+            )
+        try:
+            value = int(raw.replace("_", "").strip())
+        except ValueError:
+            raise InputError(f"--limit {pair}: the value must be a whole number") from None
+        if value < 1:
+            raise InputError(f"--limit {pair}: the value must be at least 1")
+        values[name] = value
+    return LoaderLimits(**values)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         lexicon=args.lexicon,
         prune=args.prune,
         follow_links=args.follow_links,
+        limits=_limits(args.limit),
         **options,
     )
     # The index build_index returns is this build's own (loaded under its lock),

@@ -66,7 +66,7 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.index.protocol import SearchIndex
-from sealgraph.ingest import WarnFn, warn_stderr
+from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
 from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon
 from sealgraph.text import normalize_name
 from sealgraph.types import Chunk, Document, Hit
@@ -106,6 +106,7 @@ def build_index(
     lexicon: str | Lexicon | None = None,
     prune: bool = False,
     follow_links: bool = False,
+    limits: LoaderLimits | None = None,
 ) -> Index:
     """Build an index, or add documents to an existing one, and return it loaded.
 
@@ -174,6 +175,9 @@ def build_index(
         follow_links: Also read what symlinks inside the given folders point to
             outside every given path (see :func:`sealgraph.ingest.load_documents`;
             off by default, such links are skipped with a warning).
+        limits: How much of one file the loaders unpack before refusing it
+            (:class:`~sealgraph.ingest.LoaderLimits`; its documented defaults when
+            None).
 
     Returns:
         The new index.
@@ -210,6 +214,7 @@ def build_index(
         lexicon=lexicon,
         prune=prune,
         follow_links=follow_links,
+        limits=limits,
     )
 
 
@@ -358,7 +363,9 @@ def load_index(
     required.extend(name for name in LEGACY_FILES if name in manifest["files"])
     verify_files(path, manifest, tuple(required))
     # A lexicon the caller names may be imported; the one the manifest names is data.
-    lex = import_lexicon(lexicon) if lexicon is not None else get_lexicon(manifest_lexicon(manifest))
+    lex = (
+        import_lexicon(lexicon) if lexicon is not None else get_lexicon(manifest_lexicon(manifest))
+    )
     try:
         documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)
         lexical = LexicalIndex.load(path / LEXICAL_DIR, lex)

@@ -91,7 +91,7 @@ from sealgraph.index.embedders import (
     normalize_rows,
     resolve_embedder,
 )
-from sealgraph.ingest import SourceFile, WarnFn, load_corpus, warn_stderr
+from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, load_corpus, warn_stderr
 from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
 from sealgraph.terminal import write_control
 from sealgraph.tokens import encoding_for_model, token_counter
@@ -163,6 +163,7 @@ def build_index_dir(
     lexicon: str | Lexicon | None = None,
     prune: bool = False,
     follow_links: bool = False,
+    limits: LoaderLimits | None = None,
 ) -> _T:
     """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
@@ -205,7 +206,7 @@ def build_index_dir(
     counter = token_counter(encoding_name)
     if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
         inputs = list(inputs)  # read twice: for the documents and for the folders given
-    given, sources, given_files = _documents(inputs, warn, follow_links=follow_links)
+    given, sources, given_files = _documents(inputs, warn, follow_links=follow_links, limits=limits)
     scope = _Scope.of(inputs, sources)
     if prune and scope is None:
         raise InputError(
@@ -968,11 +969,11 @@ def _resolve_embedder(embedder: str | Embedder | None, warn: WarnFn) -> Embedder
 
 
 def _documents(
-    inputs: Any, warn: WarnFn, *, follow_links: bool = False
+    inputs: Any, warn: WarnFn, *, follow_links: bool = False, limits: LoaderLimits | None = None
 ) -> tuple[list[Document], list[SourceFile], dict[str, str]]:
     """Documents to index, the files read, and the file of each document read from one."""
     if isinstance(inputs, str | os.PathLike):
-        corpus = load_corpus(inputs, warn=warn, follow_links=follow_links)
+        corpus = load_corpus(inputs, warn=warn, follow_links=follow_links, limits=limits)
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     items = list(inputs) if isinstance(inputs, Iterable) else [inputs]
     if not items:
@@ -980,7 +981,7 @@ def _documents(
     if not all(isinstance(item, Document) for item in items):
         if any(isinstance(item, Document) for item in items):
             raise InputError("give either paths or Document objects, not a mix")
-        corpus = load_corpus(items, warn=warn, follow_links=follow_links)
+        corpus = load_corpus(items, warn=warn, follow_links=follow_links, limits=limits)
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     seen: set[str] = set()
     for doc in items:

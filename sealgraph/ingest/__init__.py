@@ -39,6 +39,7 @@ from sealgraph.ingest.loaders import (
     PLAIN_TEXT,
     Format,
     Loaded,
+    LoaderLimits,
     LoadError,
     MissingExtraError,
     Source,
@@ -55,6 +56,7 @@ __all__ = [
     "MARKDOWN_SUFFIXES",
     "SUPPORTED_SUFFIXES",
     "Corpus",
+    "LoaderLimits",
     "SourceFile",
     "UnreadableFileError",
     "WarnFn",
@@ -108,6 +110,7 @@ def load_documents(
     *,
     warn: WarnFn | None = None,
     follow_links: bool = False,
+    limits: LoaderLimits | None = None,
 ) -> list[Document]:
     """Load documents from files and directories.
 
@@ -124,6 +127,9 @@ def load_documents(
         follow_links: Also follow symlinks inside the folders that point outside
             every given path (off by default: a shared folder's link to
             ``/etc/passwd`` must not become a document).
+        limits: How much of one file the loaders unpack before refusing it
+            (:class:`~sealgraph.ingest.loaders.LoaderLimits`; the documented
+            defaults when None).
 
     Returns:
         The documents, in a deterministic order (inputs in the given order, files
@@ -139,7 +145,7 @@ def load_documents(
             (``reading report.pdf needs the pdf extra: pip install 'sealgraph[pdf]'``).
 
     """
-    return load_corpus(paths, warn=warn, follow_links=follow_links).documents
+    return load_corpus(paths, warn=warn, follow_links=follow_links, limits=limits).documents
 
 
 def load_corpus(
@@ -147,10 +153,11 @@ def load_corpus(
     *,
     warn: WarnFn | None = None,
     follow_links: bool = False,
+    limits: LoaderLimits | None = None,
 ) -> Corpus:
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
-    loader = _Loader(warn)
+    loader = _Loader(warn, limits or LoaderLimits())
     for root, file, explicit in _iter_input_files(_as_path_list(paths), warn, follow_links):
         loader.load_file(root, file, explicit=explicit)
     loader.warn_missing_extras()
@@ -210,8 +217,9 @@ def qa_doc_id(title: str, text: str) -> str:
 class _Loader:
     """Accumulates documents across inputs, enforcing id uniqueness and QA dedup."""
 
-    def __init__(self, warn: WarnFn) -> None:
+    def __init__(self, warn: WarnFn, limits: LoaderLimits) -> None:
         self.warn = warn
+        self.limits = limits
         self.documents: list[Document] = []
         self.sources: list[SourceFile] = []
         self._ids: dict[str, str] = {}  # doc_id -> where it came from
@@ -256,7 +264,9 @@ class _Loader:
 
     def _convert(self, fmt: Format, file: Path, data: bytes, *, explicit: bool) -> Loaded | None:
         """Run the format's loader; None when the file is skipped (with a warning)."""
-        source = Source(file=file, data=data, warn=self.warn, decode=self._decoder(file))
+        source = Source(
+            file=file, data=data, warn=self.warn, decode=self._decoder(file), limits=self.limits
+        )
         try:
             return fmt.load(source)
         except MissingExtraError as exc:

@@ -21,6 +21,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from sealgraph.errors import IngestError
 from sealgraph.ingest import load_documents
@@ -201,13 +202,13 @@ def test_xlsx_over_a_cell_limit_is_refused_naming_it(tmp_path):
     )
     data = xlsx_bytes(rows)
     assert load_xlsx(source(tmp_path / "t.xlsx", data, max_cells=200)).text.count("\n") > 90
-    with pytest.raises(LoadError, match=r"more than 150 cells \(LoaderLimits\.max_cells; raise"):
+    with pytest.raises(LoadError, match=r"more than 150 cells \(the limit max_cells: raise"):
         load_xlsx(source(tmp_path / "t.xlsx", data, max_cells=150))
 
 
 def test_xlsx_shared_string_table_bomb_is_refused_before_the_sheets(tmp_path):
     data = xlsx_bytes(iter(()), shared_strings=[f"s{i}" for i in range(5000)])
-    with pytest.raises(LoadError, match=r"LoaderLimits\.max_cells"):
+    with pytest.raises(LoadError, match=r"the limit max_cells"):
         load_xlsx(source(tmp_path / "t.xlsx", data, max_cells=1000))
 
 
@@ -218,7 +219,7 @@ def test_xlsx_one_shared_string_in_many_cells_stops_at_the_text_limit(tmp_path):
         for i in range(1, 2001)
     )
     data = xlsx_bytes(rows, shared_strings=["x" * 100_000])
-    with pytest.raises(LoadError, match=r"LoaderLimits\.max_text_chars"):
+    with pytest.raises(LoadError, match=r"the limit max_text_chars"):
         load_xlsx(source(tmp_path / "t.xlsx", data, max_text_chars=5_000_000))
 
 
@@ -228,8 +229,9 @@ def test_xlsx_over_an_unpacked_bytes_limit_is_refused_naming_it(tmp_path):
     with pytest.raises(LoadError) as caught:
         load_xlsx(source(tmp_path / "t.xlsx", data, max_unpacked_bytes=MIB // 4))
     assert str(caught.value) == (
-        "its parts unpack to more than 262,144 bytes (LoaderLimits.max_unpacked_bytes; "
-        "raise that limit to read it)"
+        "its parts unpack to more than 262,144 bytes (the limit max_unpacked_bytes: raise it "
+        "to read the file, with --limit max_unpacked_bytes=N or "
+        "LoaderLimits(max_unpacked_bytes=N))"
     )
 
 
@@ -243,8 +245,8 @@ def test_docx_zip_bomb_is_refused_by_the_default_limits_in_little_memory(tmp_pat
     path.write_bytes(docx_bytes(b"<w:p/>" * (MIB // 6) for _ in range(64)))
     assert path.stat().st_size < 400_000
     result = load_in_child(path)
-    assert result["error"] is not None and "LoaderLimits.max_xml_elements" in result["error"]
-    assert "raise that limit" in result["error"]
+    assert result["error"] is not None and "the limit max_xml_elements" in result["error"]
+    assert "--limit max_xml_elements=N" in result["error"]
     assert result["peak_mib"] < 500, result["peak_mib"]
 
 
@@ -256,7 +258,7 @@ def test_docx_over_small_limits_is_refused_naming_each(tmp_path):
         ("max_xml_elements", 10_000),
         ("max_text_chars", 100_000),
     ]:
-        with pytest.raises(LoadError, match=rf"LoaderLimits\.{limit}; raise that limit"):
+        with pytest.raises(LoadError, match=rf"the limit {limit}: raise it"):
             load_docx(source(tmp_path / "d.docx", data, **{limit: value}))
 
 
@@ -264,7 +266,7 @@ def test_docx_table_cells_count_against_the_cell_limit(tmp_path):
     row = b"<w:tr>" + b"<w:tc><w:p><w:r><w:t>v</w:t></w:r></w:p></w:tc>" * 10 + b"</w:tr>"
     data = docx_bytes([b"<w:tbl>" + row * 50 + b"</w:tbl>"])
     assert load_docx(source(tmp_path / "d.docx", data, max_cells=500)).text
-    with pytest.raises(LoadError, match=r"more than 499 cells \(LoaderLimits\.max_cells"):
+    with pytest.raises(LoadError, match=r"more than 499 cells \(the limit max_cells"):
         load_docx(source(tmp_path / "d.docx", data, max_cells=499))
 
 
@@ -415,7 +417,7 @@ def test_pdf_with_an_array_longer_than_pypdfs_default_cap_is_indexed(tmp_path, m
 def test_pdf_array_past_our_limit_is_refused_naming_it(tmp_path):
     data = tagged_pdf_with_array(5_000, b"Some text.")
     assert "Some text." in load_pdf(source(tmp_path / "p.pdf", data)).text
-    with pytest.raises(LoadError, match=r"more than 1,000 elements \(LoaderLimits\.max_pdf_array"):
+    with pytest.raises(LoadError, match=r"more than 1,000 elements \(the limit max_pdf_array"):
         load_pdf(source(tmp_path / "p.pdf", data, max_pdf_array_elements=1_000))
 
 
@@ -431,9 +433,9 @@ def test_pdf_past_the_page_and_text_limits_is_refused_naming_them(tmp_path):
         }
     )
     assert load_pdf(source(tmp_path / "p.pdf", data)).metadata == {"pages": 3}
-    with pytest.raises(LoadError, match=r"more than 2 pages \(LoaderLimits\.max_pdf_pages"):
+    with pytest.raises(LoadError, match=r"more than 2 pages \(the limit max_pdf_pages"):
         load_pdf(source(tmp_path / "p.pdf", data, max_pdf_pages=2))
-    with pytest.raises(LoadError, match=r"LoaderLimits\.max_text_chars"):
+    with pytest.raises(LoadError, match=r"the limit max_text_chars"):
         load_pdf(source(tmp_path / "p.pdf", data, max_text_chars=600))
 
 
@@ -497,6 +499,20 @@ def test_a_refused_file_is_one_clear_line_naming_the_file(tmp_path):
     docs = load_documents(tmp_path, warn=warnings.append)
     assert [d.doc_id for d in docs] == ["ok.md"]
     assert len(warnings) == 1 and "bomb.docx" in warnings[0]
-    assert "LoaderLimits.max_xml_elements" in warnings[0] and "\n" not in warnings[0]
+    assert "the limit max_xml_elements" in warnings[0] and "\n" not in warnings[0]
     with pytest.raises(IngestError, match=r"cannot read .*bomb\.docx: its XML holds more than"):
         load_documents(bomb)
+    # The limits are the user's to set, in Python and on the command line.
+    small = tmp_path / "small" / "small.docx"
+    small.parent.mkdir()
+    small.write_bytes(docx_bytes(paragraphs(50)))
+    assert load_documents(small)
+    with pytest.raises(IngestError, match="the limit max_xml_elements"):
+        load_documents(small, limits=LoaderLimits(max_xml_elements=10))
+    args = ("index", str(small), "--embedder", "none")
+    tight = run_cli(*args, "--index", str(tmp_path / "a"), "--limit", "max_xml_elements=10")
+    assert tight.code != 0 and "Traceback" not in tight.err
+    assert "--limit max_xml_elements=N" in tight.err
+    assert run_cli(*args, "--index", str(tmp_path / "b")).code == 0
+    unknown = run_cli(*args, "--index", str(tmp_path / "c"), "--limit", "bogus=1")
+    assert unknown.code != 0 and "unknown limit 'bogus'" in unknown.err

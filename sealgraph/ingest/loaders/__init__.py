@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from sealgraph.ingest.loaders.base import (
     Loaded,
+    LoaderLimits,
     LoadError,
     MissingExtraError,
     Source,
@@ -44,6 +45,7 @@ __all__ = [
     "Format",
     "LoadError",
     "Loaded",
+    "LoaderLimits",
     "MissingExtraError",
     "Source",
     "WarnFn",

@@ -123,7 +123,8 @@ class LoaderLimits:
         else:
             amount = f"{value:,} bytes"
         return LoadError(
-            f"its {what} more than {amount} (LoaderLimits.{name}; raise that limit to read it)"
+            f"its {what} more than {amount} (the limit {name}: raise it to read the file, "
+            f"with --limit {name}=N or LoaderLimits({name}=N))"
         )
 
 
