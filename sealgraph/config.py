@@ -108,7 +108,10 @@ class LLMConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature (0 keeps runs as repeatable as the server allows)."""
     timeout_s: float = Field(default=60.0, gt=0)
-    """Timeout of one HTTP attempt in seconds (never more than what is left of the step)."""
+    """Timeout of each socket operation of an HTTP attempt (connect, each read) in
+    seconds. The attempt as a whole ends by wall clock when what is left of its step
+    (and of the run's ``deadline_s``) is spent, whatever the server does: a server
+    that trickles its reply a byte at a time is cut there too."""
     retries: int = Field(default=1, ge=0, le=5)
     """Retries of a failed, unparsable or schema-invalid reply before the step falls back
     to the offline reasoner. A retry after a rejected reply tells the model what was
@@ -133,7 +136,10 @@ class LLMConfig(BaseModel):
     lifetime. A named method is used alone: a server that rejects it opens the run's
     LLM circuit (see docs/llm.md)."""
     max_tokens: StepTokens = Field(default_factory=StepTokens)
-    """Most tokens each step's reply may generate (``llm.max_tokens.generate=1024``)."""
+    """Most tokens each step's reply may generate (``llm.max_tokens.generate=1024``).
+    A reply is also bounded by its own size, whatever the server reports: past
+    64 KiB + 1 KiB per token (8 MiB at most, and for a step without a bound) it is cut
+    while it arrives and rejected (see :func:`sealgraph.reasoning._http.reply_byte_bound`)."""
     max_tokens_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
     """Request field that carries the bound. ``ChatOpenAI`` sends
     ``max_completion_tokens``, which llama-cpp-python's server (and llama.cpp's before

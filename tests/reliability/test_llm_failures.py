@@ -391,3 +391,25 @@ def test_every_chat_model_gets_guarded_http_clients():
         assert is_guarded(used.http_client) and is_guarded(used.http_async_client)
         assert used.root_client._client is used.http_client
     assert LLMReasoner(given).model.http_client is clients[0]
+
+
+def _answer_with_escapes(body: dict) -> dict:
+    """A valid cited answer for the generate step holding terminal escapes."""
+    if "AnswerOut" not in json.dumps(body):
+        return {"role": "assistant", "content": "no JSON here"}
+    answer = {"answer": "Ada\x1b[2J Brightwater\x1b]0;owned\x07 [1]", "citations": [1]}
+    return {"role": "assistant", "content": json.dumps(answer)}
+
+
+def test_an_llm_answer_cannot_control_the_terminal(index, tmp_path):
+    with FakeOpenAI("reply", respond=_answer_with_escapes) as server:
+        for extra in ((), ("--json",)):
+            result, _ = ask_cli(
+                index, tmp_path, server, *extra, "--set", "llm.structured_output_method=json_mode"
+            )
+            assert result.code == 0, result.err
+            assert "\x1b" not in result.out and "\x07" not in result.out, result.out
+            assert "\x1b" not in result.err
+            assert "Ada\\u001b[2J Brightwater" in result.out  # shown, not obeyed
+            if extra:
+                assert json.loads(result.out)["answer"].startswith("Ada\x1b[2J")
