@@ -16,7 +16,7 @@ budget and the script prints:
   tiktoken encoding;
 * packing time p50/p95 for k = ``--timing-k`` (default 5) evidence paragraphs.
 
-``--pipeline-inputs`` also passes what ``sealgraph.pipeline`` passes: BM25 relevance
+``--pipeline-inputs`` also passes what ``sealgraph.graph.steps`` passes: BM25 relevance
 (divided by the best score), the question's entity names as focus terms and the
 ledger's answer type. ``--dense`` embeds with all-MiniLM-L6-v2 (slow on CPU).
 
@@ -61,8 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sealgraph.config import parse_set_args
 from sealgraph.packing import PackConfig, PackResult, pack
-from sealgraph.text import content_words, lexical_overlap
-from sealgraph.tokens import TokenCounter
+from sealgraph.text.names import content_words, lexical_overlap
+from sealgraph.text.tokens import TokenCounter
 from sealgraph.types import Chunk
 
 
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         "--pipeline-inputs",
         action="store_true",
         help="pass BM25 relevance, question entities as focus terms and the answer type, "
-        "as sealgraph.pipeline does",
+        "as sealgraph.graph.steps does",
     )
     parser.add_argument("--show-misses", type=int, default=0, help="print N missed sentences")
     args = parser.parse_args(argv)

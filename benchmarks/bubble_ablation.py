@@ -74,7 +74,7 @@ from sealgraph.examples import corpus_files, load_questions
 from sealgraph.index import Index, build_index
 from sealgraph.packing import PackConfig, pack, render_block, render_context
 from sealgraph.packing.scoring import section_label
-from sealgraph.tokens import TokenCounter, token_counter
+from sealgraph.text.tokens import TokenCounter, token_counter
 from sealgraph.types import Chunk, Hit
 
 ENCODING = "o200k_base"

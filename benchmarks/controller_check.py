@@ -79,7 +79,7 @@ def load_wiki(path: Path, embedder: str):
     from sealgraph.eval.dataset import load_questions
     from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, open_index
     from sealgraph.ingest import load_documents
-    from sealgraph.tokens import encoding_for_model
+    from sealgraph.text.tokens import encoding_for_model
 
     qs = load_questions(path)
     docs = load_documents([path])
@@ -106,7 +106,7 @@ def load_wiki(path: Path, embedder: str):
 
 def load_ood(folder: Path, embedder: str):
     """Questions and index of an OOD folder (``corpus/`` + ``questions.jsonl``)."""
-    from sealgraph.audit.paths import cache_dir
+    from sealgraph.paths import cache_dir
     from sealgraph.index import build_index, load_index
     from sealgraph.ingest import load_documents
 
@@ -203,7 +203,7 @@ def main(argv=None) -> int:
 
     from sealgraph.config import SealConfig, parse_set_args
     from sealgraph.graph.builder import build_graph
-    from sealgraph.pipeline import answer_from_evidence
+    from sealgraph.graph.steps import answer_from_evidence
 
     t0 = time.perf_counter()
     if args.questions:

@@ -1,7 +1,7 @@
 """Benchmark: dense-embedding throughput, peak memory and agreement of embedder options.
 
 The script chunks a real corpus the way ``sealgraph index`` does
-(:func:`sealgraph.chunking.chunk_document`, 256 ``o200k_base`` tokens by default;
+(:func:`sealgraph.text.chunking.chunk_document`, 256 ``o200k_base`` tokens by default;
 the legal NDA corpus of the out-of-domain set unless ``--corpus`` says otherwise),
 takes ``--chunks`` of them spread over the corpus, and ``--queries`` query
 sentences cut from other chunks. Each option then runs in its own subprocess (so
@@ -93,9 +93,9 @@ _WARMUP_TEXTS = 8
 
 def build_texts(corpus: Path, n_chunks: int, n_queries: int, max_tokens: int) -> dict[str, Any]:
     """Chunk ``corpus`` like the indexer and pick ``n_chunks`` chunks and ``n_queries`` queries."""
-    from sealgraph.chunking import chunk_document, split_sentences
+    from sealgraph.text.chunking import chunk_document, split_sentences
     from sealgraph.ingest import load_documents
-    from sealgraph.tokens import token_counter
+    from sealgraph.text.tokens import token_counter
 
     counter = token_counter("o200k_base")
     documents = load_documents(corpus, warn=lambda _line: None)
@@ -459,10 +459,10 @@ BUILD_SOURCES = (
 
 def build_worker(embedder: str, n_chunks: int, sources: list[str], out: Path) -> None:
     """Time ``build_index`` of documents from ``sources`` holding about ``n_chunks`` chunks."""
-    from sealgraph.chunking import chunk_document
+    from sealgraph.text.chunking import chunk_document
     from sealgraph.index import build_index
     from sealgraph.ingest import load_documents
-    from sealgraph.tokens import token_counter
+    from sealgraph.text.tokens import token_counter
 
     counter = token_counter("o200k_base")
     loaded = load_documents(sources, warn=lambda _line: None)

@@ -4,7 +4,7 @@ The script writes a deterministic mixed folder into a temporary directory (or
 ``--keep DIR``): ``--per-format`` files of each kind, generated from a fixed seed
 with the same libraries the loaders read them with (pypdf, python-docx,
 openpyxl), then loads it with :func:`sealgraph.ingest.load_corpus`, chunks every
-document with :func:`sealgraph.chunking.chunk_document` (``--max-tokens``, the
+document with :func:`sealgraph.text.chunking.chunk_document` (``--max-tokens``, the
 index default 256) and prints, per format: files, documents, sections (distinct
 section paths over the chunks), chunks, tokens and the seconds loading that
 format's files took; then the seconds loading the whole folder and chunking it. It also checks the loaders' promises on the generated files:
@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sealgraph.chunking import chunk_document  # noqa: E402
+from sealgraph.text.chunking import chunk_document  # noqa: E402
 from sealgraph.ingest import load_corpus  # noqa: E402
-from sealgraph.tokens import token_counter  # noqa: E402
+from sealgraph.text.tokens import token_counter  # noqa: E402
 
 FORMATS = ("pdf", "html", "docx", "xlsx", "markdown")
 _PLACES = ["Port Ellis", "Kestrel Bay", "Valmora", "Northwind", "Lisbon", "Toronto", "Harbour"]

@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
     if argv:
         index_dir = argv[0]
     else:
-        from sealgraph.audit.demo import ensure_demo_index
+        from sealgraph.examples.demo import ensure_demo_index
 
         index_dir = str(ensure_demo_index())
     question = argv[1] if len(argv) > 1 else DEFAULT_QUESTION

@@ -34,7 +34,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from sealgraph import build_graph
-from sealgraph.audit.checkpointers import strict_serializer
+from sealgraph.runs.checkpointers import strict_serializer
 
 DEFAULT_QUESTION = "Who leads the team that owns the Ledgerline Billing Service?"
 
@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
     if argv:
         index_dir = argv[0]
     else:
-        from sealgraph.audit.demo import ensure_demo_index
+        from sealgraph.examples.demo import ensure_demo_index
 
         index_dir = str(ensure_demo_index())
     question = argv[1] if len(argv) > 1 else DEFAULT_QUESTION

@@ -24,15 +24,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.config import SealConfig
     from sealgraph.graph.builder import build_graph
     from sealgraph.index import build_index, load_index
-    from sealgraph.langchain import SealRetriever, make_tool
+    from sealgraph.integrations.langchain import SealRetriever, make_tool
 
 _LAZY = {
     "SealConfig": "sealgraph.config",
     "build_graph": "sealgraph.graph.builder",
     "build_index": "sealgraph.index",
     "load_index": "sealgraph.index",
-    "SealRetriever": "sealgraph.langchain",
-    "make_tool": "sealgraph.langchain",
+    "SealRetriever": "sealgraph.integrations.langchain",
+    "make_tool": "sealgraph.integrations.langchain",
 }
 
 

@@ -192,15 +192,15 @@ class SealConfig(BaseModel):
     """LLM-mode settings (unused offline)."""
     lexicon: str = "english"
     """Language the offline reader reads (stop words, question words, stemmer...; see
-    :mod:`sealgraph.lexicon`): ``"english"`` or a ``"package.module:NAME"`` path to a
-    :class:`sealgraph.lexicon.Lexicon`. New indexes are built with it and record it;
+    :mod:`sealgraph.text.lexicon`): ``"english"`` or a ``"package.module:NAME"`` path to a
+    :class:`sealgraph.text.lexicon.Lexicon`. New indexes are built with it and record it;
     a run over an index reads with the index's lexicon (this one only for an index
     that records none)."""
 
     @field_validator("lexicon")
     @classmethod
     def _known_lexicon(cls, value: str, info: ValidationInfo) -> str:
-        from sealgraph.lexicon import get_lexicon, import_lexicon
+        from sealgraph.text.lexicon import get_lexicon, import_lexicon
 
         value = value.strip()
         # A config built in Python (no validation context) or from the user's own
@@ -215,7 +215,7 @@ class SealConfig(BaseModel):
     @field_validator("tokenizer_model")
     @classmethod
     def _known_tokenizer(cls, value: str) -> str:
-        from sealgraph.tokens import encoding_for_model
+        from sealgraph.text.tokens import encoding_for_model
 
         try:
             encoding_for_model(value)

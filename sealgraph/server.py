@@ -52,13 +52,13 @@ def _overrides() -> dict[str, Any]:
 
 def make_graph():
     """Build the served graph from the environment (see the module docstring)."""
-    from sealgraph.audit.runs import build_run_graph
+    from sealgraph.runs.threads import build_run_graph
 
     index = os.environ.get(INDEX_ENV, "").strip()
     if index:
         index_dir = Path(index).expanduser()
     else:
-        from sealgraph.audit.demo import ensure_demo_index
+        from sealgraph.examples.demo import ensure_demo_index
 
         index_dir = ensure_demo_index()
     llm = os.environ.get(LLM_ENV, "").strip().lower() in ("1", "true", "yes", "on")

@@ -112,7 +112,7 @@ class HashEmbedder:
 
         import numpy as np
 
-        from sealgraph.text import content_words
+        from sealgraph.text.names import content_words
 
         vector = np.zeros(self.dim, dtype=np.float32)
         for word in content_words(text):

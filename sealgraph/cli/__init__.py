@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "lexicon", None):
-            from sealgraph.lexicon import import_lexicon
+            from sealgraph.text.lexicon import import_lexicon
 
             import_lexicon(args.lexicon)  # named on the command line: the user's own code
         return int(args.func(args) or 0)

@@ -76,7 +76,7 @@ def run_index_arg(checkpointer: Any, thread_id: str, given: str | None) -> str |
     """
     if given is not None:
         return given
-    from sealgraph.audit.runs import read_origin
+    from sealgraph.runs.threads import read_origin
 
     if read_origin(checkpointer, thread_id).index:
         return None
@@ -87,7 +87,7 @@ def add_lexicon_argument(parser: argparse.ArgumentParser, help: str | None = Non
     """Add ``--lexicon SPEC``: a lexicon the user names (and so trusts to import).
 
     An index records the lexicon it was built with, but a module path read from an
-    index is never imported (:func:`sealgraph.lexicon.get_lexicon`): an index
+    index is never imported (:func:`sealgraph.text.lexicon.get_lexicon`): an index
     built with your own lexicon is opened with ``--lexicon package.module:NAME``
     (or ``$SEALGRAPH_LEXICON``). :func:`sealgraph.cli.main` imports it before the
     command runs.
@@ -98,7 +98,7 @@ def add_lexicon_argument(parser: argparse.ArgumentParser, help: str | None = Non
         help=help
         or (
             "lexicon of an index built with your own: package.module:NAME of a "
-            "sealgraph.lexicon.Lexicon, imported because you name it (default: "
+            "sealgraph.text.lexicon.Lexicon, imported because you name it (default: "
             "$SEALGRAPH_LEXICON; an index's own lexicon is never imported from it)"
         ),
     )

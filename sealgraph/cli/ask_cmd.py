@@ -141,7 +141,7 @@ def _err(message: str) -> None:
 
 
 def _progress(node: str, events: list[dict[str, Any]]) -> None:
-    from sealgraph.audit.timeline import progress_line
+    from sealgraph.runs.timeline import progress_line
 
     _err(progress_line(node, events))
 
@@ -164,7 +164,7 @@ def resume_command(thread_id: str, db: str | None) -> str:
 
 
 def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
-    from sealgraph.audit.runs import parse_overrides
+    from sealgraph.runs.threads import parse_overrides
     from sealgraph.config import SealConfig
 
     overrides = parse_overrides(pairs)
@@ -173,7 +173,7 @@ def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    from sealgraph.audit.runs import parse_overrides
+    from sealgraph.runs.threads import parse_overrides
     from sealgraph.config import SealConfig
 
     overrides = parse_overrides(args.overrides)
@@ -186,8 +186,8 @@ def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question and checkpoint the run."""
-    from sealgraph.audit.checkpointers import describe_db, open_checkpointer
-    from sealgraph.audit.runs import (
+    from sealgraph.runs.checkpointers import describe_db, open_checkpointer
+    from sealgraph.runs.threads import (
         build_run_graph,
         claim_thread,
         hook_callbacks,
@@ -229,9 +229,9 @@ def run_ask(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     """Continue a run from the last checkpoint of its main branch."""
-    from sealgraph.audit.branches import thread_branches
-    from sealgraph.audit.checkpointers import open_checkpointer
-    from sealgraph.audit.runs import (
+    from sealgraph.runs.branches import thread_branches
+    from sealgraph.runs.checkpointers import open_checkpointer
+    from sealgraph.runs.threads import (
         graph_for_thread,
         hook_callbacks,
         run_config,
@@ -275,9 +275,9 @@ def _drive(
     args: argparse.Namespace,
 ) -> int:
     """Run (or continue) the graph, then print the result."""
-    from sealgraph.audit.branches import thread_branches
-    from sealgraph.audit.runs import stream_run
-    from sealgraph.audit.stepping import run_stepwise
+    from sealgraph.runs.branches import thread_branches
+    from sealgraph.runs.threads import stream_run
+    from sealgraph.runs.stepping import run_stepwise
 
     try:
         if args.step:
@@ -377,8 +377,8 @@ def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -> None:
-    from sealgraph.audit.runs import run_output
-    from sealgraph.audit.timeline import render_answer, step_lines
+    from sealgraph.runs.threads import run_output
+    from sealgraph.runs.timeline import render_answer, step_lines
 
     fallbacks = llm_fallbacks(values.get("seal_log") or [])
     circuit = llm_circuit(values.get("seal_log") or [])
@@ -406,9 +406,9 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
 
 def run_demo(args: argparse.Namespace) -> int:
     """Answer every example question over the (cached) example-corpus index."""
-    from sealgraph.audit.demo import ensure_demo_index
-    from sealgraph.audit.runs import build_run_graph, run_output
-    from sealgraph.audit.timeline import step_lines
+    from sealgraph.examples.demo import ensure_demo_index
+    from sealgraph.runs.threads import build_run_graph, run_output
+    from sealgraph.runs.timeline import step_lines
     from sealgraph.examples import load_questions
 
     index_dir = ensure_demo_index(args.index, embedder=args.embedder)

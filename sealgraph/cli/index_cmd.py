@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser,
         help=(
             "language of the index: english, a name an installed package registers, or "
-            "package.module:NAME of a sealgraph.lexicon.Lexicon, imported because you name "
+            "package.module:NAME of a sealgraph.text.lexicon.Lexicon, imported because you name "
             "it (default: the existing index's, else english; $SEALGRAPH_LEXICON may name "
             "the module path)"
         ),

@@ -96,10 +96,10 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def run_trace(args: argparse.Namespace) -> int:
     """Print a run's timeline, its events, or its state at one step."""
-    from sealgraph.audit.branches import branch_ending_at, snapshot_at, thread_branches
-    from sealgraph.audit.checkpointers import open_checkpointer
-    from sealgraph.audit.runs import read_origin, reader_graph, validate_thread_id
-    from sealgraph.audit.timeline import render_timeline, state_json
+    from sealgraph.runs.branches import branch_ending_at, snapshot_at, thread_branches
+    from sealgraph.runs.checkpointers import open_checkpointer
+    from sealgraph.runs.threads import read_origin, reader_graph, validate_thread_id
+    from sealgraph.runs.timeline import render_timeline, state_json
 
     thread_id = validate_thread_id(args.thread)
     with open_checkpointer(args.db, create=False) as checkpointer:
@@ -151,15 +151,15 @@ def run_trace(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Fork a run at a step with config overrides and print the differences."""
-    from sealgraph.audit.checkpointers import open_checkpointer
-    from sealgraph.audit.replay import fork_run
-    from sealgraph.audit.runs import (
+    from sealgraph.runs.checkpointers import open_checkpointer
+    from sealgraph.runs.replay import fork_run
+    from sealgraph.runs.threads import (
         graph_for_thread,
         parse_overrides,
         run_config,
         validate_thread_id,
     )
-    from sealgraph.audit.timeline import progress_line
+    from sealgraph.runs.timeline import progress_line
     from sealgraph.cli._env import run_index_arg
     from sealgraph.config import SealConfig
 

@@ -9,7 +9,7 @@ The questions file has one JSON object per line::
 ``gold_documents`` name documents by their path relative to the corpus folder,
 which is the doc id :func:`sealgraph.ingest.load_documents` gives them. Span
 offsets are Python ``str`` indices into the file's text read as UTF-8; the
-ingester normalises text (:mod:`sealgraph.ingest.normalize`: NFC, no byte-order mark
+ingester normalises text (:mod:`sealgraph.text.normalize`: NFC, no byte-order mark
 or other invisible characters, LF line ends), so :class:`SourceText` maps every
 offset onto that normalised text, the one chunk offsets refer to.
 
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.errors import IngestError, InputError
 from sealgraph.ingest import parse_json_line
-from sealgraph.ingest.normalize import OffsetMap, normalize_text
+from sealgraph.text.normalize import OffsetMap, normalize_text
 from sealgraph.types import Document
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,7 +93,7 @@ class SourceText:
     """A file's text as the ingester indexes it, and how raw offsets map onto it."""
 
     text: str
-    """The normalised text (:func:`sealgraph.ingest.normalize.normalize_text`: NFC, no
+    """The normalised text (:func:`sealgraph.text.normalize.normalize_text`: NFC, no
     byte-order mark or other invisible characters, LF line ends only)."""
     offsets: OffsetMap
     """Offsets between the raw text (the file read as UTF-8) and :attr:`text`."""

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sealgraph.audit.paths import cache_dir
+from sealgraph.paths import cache_dir
 from sealgraph.errors import IndexCorruptError, InputError, StaleTokenizerError
-from sealgraph.tokens import DEFAULT_ENCODING
+from sealgraph.text.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +73,7 @@ def corpus_fingerprint(
     are hashed too; multi-hop QA paragraphs, whose id is
     :func:`sealgraph.ingest.qa_doc_id` of their content, keep the keys they had.
     """
-    from sealgraph.chunking import SPLITTER_VERSION
+    from sealgraph.text.chunking import SPLITTER_VERSION
     from sealgraph.ingest import qa_doc_id
 
     digest = hashlib.sha256()

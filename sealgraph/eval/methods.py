@@ -16,7 +16,7 @@ for packing, the same token budget:
 * ``seal``: the sealgraph graph (fixed-k replacement).
 
 The flat methods and ``adaptive-k`` pack and answer their evidence with
-:func:`sealgraph.pipeline.answer_from_evidence`, the code the graph itself uses,
+:func:`sealgraph.graph.steps.answer_from_evidence`, the code the graph itself uses,
 so only evidence selection differs between methods.
 
 Every output also says where its packed spans lie in their documents and whether
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
 from sealgraph.eval.metrics import CharRange
-from sealgraph.lexicon import reads_index_lexicon
+from sealgraph.text.lexicon import reads_index_lexicon
 from sealgraph.types import Chunk, Hit
 
 if TYPE_CHECKING:  # pragma: no cover (sealgraph.index is imported when an index is)
@@ -104,7 +104,7 @@ MethodRunner = Callable[[str], MethodOutput]
 """Answers one question; built once per (method, config) and reused across questions."""
 
 Answerer = Callable[[str, list[Chunk], "SearchIndex", SealConfig], Mapping[str, Any]]
-"""Signature of :func:`sealgraph.pipeline.answer_from_evidence`."""
+"""Signature of :func:`sealgraph.graph.steps.answer_from_evidence`."""
 
 GraphBuilder = Callable[..., Any]
 """Signature of :func:`sealgraph.graph.builder.build_graph` (keywords ``index`` and ``config``)."""
@@ -130,7 +130,7 @@ class Pipeline:
 def default_pipeline() -> Pipeline:
     """Return the real pipeline (imported lazily: it pulls in LangGraph)."""
     from sealgraph.graph.builder import build_graph
-    from sealgraph.pipeline import answer_from_evidence
+    from sealgraph.graph.steps import answer_from_evidence
 
     return Pipeline(
         answer_from_evidence=_recording_answers(answer_from_evidence),
@@ -445,7 +445,7 @@ def rewrite_query(
     Terms already in the question are skipped; ties break alphabetically so the
     rewrite is deterministic.
     """
-    from sealgraph.text import content_words, stem
+    from sealgraph.text.names import content_words, stem
 
     asked = {stem(w) for w in content_words(question)}
     tf: dict[str, int] = {}

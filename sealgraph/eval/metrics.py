@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sealgraph.text import lexical_overlap
+from sealgraph.text.names import lexical_overlap
 
 __all__ = [
     "CharRange",

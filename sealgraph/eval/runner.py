@@ -49,7 +49,7 @@ from sealgraph.eval.progress import ProgressBar
 from sealgraph.eval.report import write_outputs
 from sealgraph.eval.split import check_split, select_split
 from sealgraph.ingest import load_documents
-from sealgraph.tokens import encoding_for_model, get_encoding
+from sealgraph.text.tokens import encoding_for_model, get_encoding
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex

@@ -27,7 +27,7 @@ from sealgraph.graph.aio import LoopReasoner
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
-from sealgraph.lexicon import lexicon_of, use_lexicon
+from sealgraph.text.lexicon import lexicon_of, use_lexicon
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
 from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
@@ -164,7 +164,7 @@ class SealGraph(CompiledStateGraph):
         """Return the graph as a LangChain tool taking ``{"question": str}``.
 
         Without ``args_schema`` or ``arg_types`` this is
-        :func:`sealgraph.langchain.make_tool` on this graph (named after the graph
+        :func:`sealgraph.integrations.langchain.make_tool` on this graph (named after the graph
         unless ``name`` is given): the answer with its citations as content, the
         evidence as ``Document`` artifacts. With either, LangChain's generic
         ``Runnable.as_tool`` applies.
@@ -173,7 +173,7 @@ class SealGraph(CompiledStateGraph):
             return super().as_tool(
                 args_schema, name=name, description=description, arg_types=arg_types
             )
-        from sealgraph.langchain import make_tool
+        from sealgraph.integrations.langchain import make_tool
 
         return make_tool(self, name=name or self.get_name(), description=description)
 

@@ -67,8 +67,8 @@ from sealgraph.index.embedders import (
 )
 from sealgraph.index.protocol import SearchIndex
 from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
-from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon
-from sealgraph.text import normalize_name
+from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon
+from sealgraph.text.names import normalize_name
 from sealgraph.types import Chunk, Document, Hit
 
 __all__ = [
@@ -139,7 +139,7 @@ def build_index(
         paths_or_documents: A path, several paths (files or folders; see
             :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects
             (LangChain ``Document`` objects too: see
-            :func:`sealgraph.langchain.documents_from_langchain` for their ids and titles).
+            :func:`sealgraph.ingest.from_langchain.documents_from_langchain` for their ids and titles).
         index_dir: Directory of the index; created, added to, or replaced.
         embedder: ``"auto"``, ``"local"``, ``"none"``, ``"openai:<model>"``, an
             :class:`Embedder`, any LangChain ``Embeddings`` (wrapped in a
@@ -162,8 +162,8 @@ def build_index(
             otherwise a line with the rate and time left at every 5 % of a stage or
             every 30 s, whichever comes first).
         warn: Called with one line per warning; defaults to stderr.
-        lexicon: The language the index is read in (:mod:`sealgraph.lexicon`): a
-            :class:`~sealgraph.lexicon.Lexicon`, ``"english"`` or a
+        lexicon: The language the index is read in (:mod:`sealgraph.text.lexicon`): a
+            :class:`~sealgraph.text.lexicon.Lexicon`, ``"english"`` or a
             ``"package.module:NAME"`` path (the config's ``lexicon``). None: the
             existing index's (without ``force``), else English. Chunking and BM25
             use it, and so does what a reasoner derives from the index (the offline
@@ -306,7 +306,7 @@ def _langchain_documents_converted(inputs: Any) -> Any:
         return items
     from langchain_core.documents import Document as LangChainDocument
 
-    from sealgraph.langchain import documents_from_langchain
+    from sealgraph.ingest.from_langchain import documents_from_langchain
 
     converted = iter(
         documents_from_langchain([i for i in items if isinstance(i, LangChainDocument)])

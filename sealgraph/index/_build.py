@@ -37,7 +37,6 @@ from typing import Any, ClassVar, TextIO, TypeVar
 import numpy as np
 from filelock import FileLock, Timeout
 
-from sealgraph.chunking import SPLITTER_VERSION, chunk_document
 from sealgraph.errors import (
     DiskFullError,
     EmbedderMismatchError,
@@ -92,9 +91,10 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, load_corpus, warn_stderr
-from sealgraph.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
 from sealgraph.terminal import write_control
-from sealgraph.tokens import encoding_for_model, token_counter
+from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document
+from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
+from sealgraph.text.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
 ProgressFn = Callable[[str, int, int], None]

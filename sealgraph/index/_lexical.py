@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sealgraph.lexicon import Lexicon, active, words
+from sealgraph.text.lexicon import Lexicon, active, words
 
 LEXICAL_DIR = "lexical"
 BM25_PARAMS = {"method": "lucene", "k1": 1.2, "b": 0.75}
@@ -35,7 +35,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 def tokenizer_version(lexicon: Lexicon | None = None) -> str:
     """Version of :func:`lexical_tokens` with ``lexicon`` (the active one by default).
 
-    It is the lexicon's :attr:`~sealgraph.lexicon.Lexicon.tokenizer_version` (its
+    It is the lexicon's :attr:`~sealgraph.text.lexicon.Lexicon.tokenizer_version` (its
     name, its Snowball stemmer and a digest of its stop words and irregular forms);
     an index built with another version has its lexical part rebuilt.
     """

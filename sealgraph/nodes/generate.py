@@ -10,7 +10,7 @@ from sealgraph.nodes._common import (
     llm_seconds_update,
     llm_time_left,
 )
-from sealgraph.pipeline import citations_for, span_texts
+from sealgraph.graph.steps import citations_for, span_texts
 from sealgraph.reasoning.stream import AnswerStream
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sealgraph.ledger.candidates import gather_candidates
+from sealgraph.repair.candidates import gather_candidates
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds

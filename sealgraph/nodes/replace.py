@@ -5,8 +5,8 @@ from __future__ import annotations
 from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
-from sealgraph.ledger.replacement import Slot, expansion_step, replacement_step
-from sealgraph.ledger.utility import UtilityScore, score_set, set_covers, utility
+from sealgraph.repair.replacement import Slot, expansion_step, replacement_step
+from sealgraph.repair.utility import UtilityScore, score_set, set_covers, utility
 from sealgraph.nodes._common import EventWriter
 
 

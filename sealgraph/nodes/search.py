@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sealgraph.errors import InputError
-from sealgraph.ingest.normalize import normalize_for_matching
-from sealgraph.ledger.candidates import initial_hits
+from sealgraph.text.normalize import normalize_for_matching
+from sealgraph.repair.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import narrow_by_years
 from sealgraph.nodes._common import (

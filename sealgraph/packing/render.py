@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sealgraph.tokens import TokenCounter
+from sealgraph.text.tokens import TokenCounter
 
 __all__ = ["BLOCK_SEPARATOR", "fit_to_budget", "render_block", "render_context"]
 

@@ -1,10 +1,10 @@
 """Scoring primitives of the pack step: similarity, priors, boosts, length penalty.
 
 All lexical matching works on *terms*: content words (:func:`sealgraph.text.content_words`)
-reduced by the lexicon's stemmer (:meth:`sealgraph.lexicon.Lexicon.stem`), so that
+reduced by the lexicon's stemmer (:meth:`sealgraph.text.lexicon.Lexicon.stem`), so that
 "portrayed" matches "portrays" and "films" matches "film". The words and patterns
 that recognise dates, numbers, names, pointers and anaphora are the active
-lexicon's (:mod:`sealgraph.lexicon`). The redundancy gate and MMR use plain content-word sets
+lexicon's (:mod:`sealgraph.text.lexicon`). The redundancy gate and MMR use plain content-word sets
 instead (:func:`sealgraph.text.lexical_overlap`'s Jaccard), the measure the context
 bubble paper and our evaluation report.
 """
@@ -15,8 +15,8 @@ import math
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from sealgraph.lexicon import WORD_RE, active, fold, stem, words
-from sealgraph.text import normalize_name
+from sealgraph.text.lexicon import WORD_RE, active, fold, stem, words
+from sealgraph.text.names import normalize_name
 
 __all__ = [
     "ANSWER_KINDS_RECOGNISED",

@@ -29,7 +29,7 @@ How each question form is answered:
 
 The words the composer reads (head nouns of answer kinds, question words,
 comparatives, negations, date and amount patterns) are the active lexicon's
-(:mod:`sealgraph.lexicon`).
+(:mod:`sealgraph.text.lexicon`).
 """
 
 from __future__ import annotations
@@ -41,16 +41,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sealgraph.chunking import split_sentences
+from sealgraph.text.chunking import split_sentences
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.lexicon import WORD_RE, Lexicon, active, stem
+from sealgraph.text.lexicon import WORD_RE, Lexicon, active, stem
 from sealgraph.packing.scoring import (
     boilerplate_reason,
     name_spans,
     phrase,
     terms,
 )
-from sealgraph.text import YEAR_RE, fold, normalize_name
+from sealgraph.text.names import YEAR_RE, fold, normalize_name
 
 __all__ = [
     "ComposedAnswer",

@@ -35,7 +35,7 @@ from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
-from sealgraph.ledger.microqueries import MicroQuery
+from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer import SpanText
 from sealgraph.types import Chunk

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from sealgraph.audit.checkpointers import (
+from sealgraph.runs.checkpointers import (
     APPLICATION_ID,
     GuardedSqliteSaver,
     StrictCheckpointSerializer,
@@ -237,7 +237,7 @@ def test_run_origin_is_recorded_before_any_node_runs(tiny_index, db, capsys, mon
     import sys
     from pathlib import Path
 
-    from sealgraph.audit.runs import read_origin
+    from sealgraph.runs.threads import read_origin
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))  # stop before the first node
     args = ["ask", QUESTION, "--index", str(tiny_index.path), "--db", db, "--thread", "early"]

@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from sealgraph.audit.replay import diff_evidence
+from sealgraph.runs.replay import diff_evidence
 from sealgraph.cli import main
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"

@@ -51,7 +51,7 @@ def test_server_graph_loads_from_sealgraph_index_and_answers(tiny_index, monkeyp
 
 
 def test_server_without_index_serves_the_example_corpus(monkeypatch, tmp_path):
-    from sealgraph.audit import demo
+    from sealgraph.examples import demo
 
     built = []
     real = demo.ensure_demo_index

@@ -28,7 +28,7 @@ from fake_openai import FakeOpenAI, requested_tool, tool_call_message
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from reliability_support import assert_clear_error, run_cli, snapshot
 
-from sealgraph.audit.checkpointers import (
+from sealgraph.runs.checkpointers import (
     APPLICATION_ID,
     CHECKPOINT_TYPES,
     GuardedSqliteSaver,
@@ -352,7 +352,7 @@ def test_real_runs_store_no_typed_values_so_the_allow_list_is_empty(
 
 
 def test_every_sealgraph_saver_uses_the_strict_serializer(tmp_path):
-    from sealgraph.audit.checkpointers import _postgres_saver, open_checkpointer
+    from sealgraph.runs.checkpointers import _postgres_saver, open_checkpointer
 
     with open_checkpointer(tmp_path / "runs.sqlite") as saver:
         assert isinstance(saver.serde, StrictCheckpointSerializer)
@@ -514,7 +514,7 @@ def test_a_database_made_by_langgraph_is_accepted_and_stamped(index_dir, tmp_pat
 
 
 def test_creating_a_database_never_replaces_an_existing_file(tmp_path):
-    from sealgraph.audit.checkpointers import _create_database
+    from sealgraph.runs.checkpointers import _create_database
 
     db = tmp_path / "runs.sqlite"
     _create_database(db, 1.0)

@@ -3,7 +3,7 @@
 Sequential reuse of a thread id was refused ("already exists"), concurrent reuse was
 not: four ``sealgraph ask ... --thread shared`` started together all wrote into one
 thread. ``ask``, ``resume`` and ``replay`` (step mode included) now claim the thread
-they write (:func:`sealgraph.audit.checkpointers.claim_thread`): an exclusive
+they write (:func:`sealgraph.runs.checkpointers.claim_thread`): an exclusive
 ``flock`` on a lock file in ``.runs.sqlite.threads/`` next to the database, which
 the kernel drops when the process ends, so a killed run never leaves its thread
 locked. The runs here are real processes; a test hook
@@ -27,7 +27,7 @@ import pytest
 from conftest import write_tiny_docs
 from reliability_support import assert_clear_error, run_cli
 
-from sealgraph.audit.checkpointers import claim_thread, open_checkpointer, thread_lock_folder
+from sealgraph.runs.checkpointers import claim_thread, open_checkpointer, thread_lock_folder
 from sealgraph.errors import CheckpointError
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"

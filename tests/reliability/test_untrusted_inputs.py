@@ -81,7 +81,7 @@ def test_a_manifest_naming_a_lexicon_module_imports_nothing(tiny_index, tmp_path
 def test_a_lexicon_the_user_names_opens_an_index_built_with_it(tmp_path):
     # The trusted ways still work: --lexicon on the command line, or the variable.
     (tmp_path / "my_lexicon_mod.py").write_text(
-        "import dataclasses\nfrom sealgraph.lexicon.english import ENGLISH\n"
+        "import dataclasses\nfrom sealgraph.text.lexicon.english import ENGLISH\n"
         "MINE = dataclasses.replace(ENGLISH, name='mine')\n"
     )
     docs = write_tiny_docs(tmp_path / "docs")
@@ -352,12 +352,12 @@ def test_a_module_path_in_sealgraph_lexicon_is_the_users_choice(tmp_path):
     code = textwrap.dedent(
         """
         import dataclasses, sys
-        from sealgraph.lexicon import get_lexicon
+        from sealgraph.text.lexicon import get_lexicon
         print(get_lexicon("my_env_lexicon:MINE").name)
         """
     )
     (tmp_path / "my_env_lexicon.py").write_text(
-        "import dataclasses\nfrom sealgraph.lexicon.english import ENGLISH\n"
+        "import dataclasses\nfrom sealgraph.text.lexicon.english import ENGLISH\n"
         "MINE = dataclasses.replace(ENGLISH, name='from-env')\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "SEALGRAPH_LEXICON": "my_env_lexicon:MINE"}
@@ -556,15 +556,15 @@ def test_a_run_config_is_an_allow_list_with_caps(tiny_index):
 
 
 def test_a_run_database_cannot_choose_the_llm_endpoint(tiny_index, tmp_path, monkeypatch):
-    from sealgraph.audit.checkpointers import open_checkpointer
-    from sealgraph.audit.runs import graph_for_thread, run_config
+    from sealgraph.runs.checkpointers import open_checkpointer
+    from sealgraph.runs.threads import graph_for_thread, run_config
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     db = tmp_path / "runs.sqlite"
     recorded = {"llm.base_url": "http://attacker.invalid/v1", "llm.api_key_env": "HOME", "k": 2}
     with open_checkpointer(db) as saver:
         # What a stranger's database records: an LLM run against their endpoint.
-        from sealgraph.audit.runs import build_run_graph
+        from sealgraph.runs.threads import build_run_graph
 
         graph = build_run_graph(tiny_index, overrides={"k": 2}, checkpointer=saver)
         config = run_config("t1", index=tiny_index, llm=True, overrides=recorded)

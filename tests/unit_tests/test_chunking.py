@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sealgraph.chunking import chunk_document, markdown_headings, split_sentences
-from sealgraph.tokens import token_counter
+from sealgraph.text.chunking import chunk_document, markdown_headings, split_sentences
+from sealgraph.text.tokens import token_counter
 from sealgraph.types import Document
 
 

@@ -232,7 +232,7 @@ def test_demo_answers_every_example_question(tmp_path, capsys):
 
 
 def test_demo_index_is_current_only_for_the_same_files_and_embedder():
-    from sealgraph.audit.demo import index_is_current
+    from sealgraph.examples.demo import index_is_current
 
     corpus = {"a.md": "1" * 64, "b.md": "2" * 64}
     manifest = {

@@ -24,7 +24,7 @@ from sealgraph.ledger.knowledge import (
     knowledge_for,
     name_document_frequencies,
 )
-from sealgraph.text import stem
+from sealgraph.text.names import stem
 from sealgraph.types import Chunk
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sealgraph.ledger.replacement import Slot, harm_reason, replacement_step
-from sealgraph.ledger.utility import UtilityScore
+from sealgraph.repair.replacement import Slot, harm_reason, replacement_step
+from sealgraph.repair.utility import UtilityScore
 
 
 def sc(

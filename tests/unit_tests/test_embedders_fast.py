@@ -270,7 +270,7 @@ def test_real_bundled_model(tmp_path, monkeypatch):
     """The real table: 256-dim unit rows, deterministic, related texts closest."""
     if not se.static_embedder_available():
         pytest.skip("the bundled model is not installed (pip install 'sealgraph[local]')")
-    from sealgraph.audit.paths import cache_dir
+    from sealgraph.paths import cache_dir
 
     cache = tmp_path / "cache"
     # Reuse this machine's distilled table when there is one (distilling takes a minute).

@@ -134,7 +134,7 @@ def test_resume_of_a_run_without_a_recorded_index_uses_the_variable(
     monkeypatch, tiny_index, tmp_path, db, capsys
 ):
     from sealgraph import build_graph
-    from sealgraph.audit.checkpointers import open_checkpointer
+    from sealgraph.runs.checkpointers import open_checkpointer
 
     with open_checkpointer(db) as checkpointer:
         graph = build_graph(tiny_index, checkpointer=checkpointer)

@@ -283,7 +283,7 @@ def test_seal_and_seal_append_differ_only_by_replacement():
 def test_rewrite_query_adds_distinctive_new_terms_only():
     text = "The Harbour Lamp was designed by Ada Brightwater in Valmora."
     chunks = [Chunk("a#0", "a", "Harbour Lamp", (), 0, 0, len(text), text, 12)]
-    from sealgraph.lexicon import stem
+    from sealgraph.text.lexicon import stem
 
     # The idf table is keyed by stems (the lexicon's Snowball stems).
     idf = {stem("valmora"): 5.0, stem("brightwater"): 4.0, stem("designed"): 0.1}
@@ -549,7 +549,7 @@ def test_graph_method_reads_declines_and_packed_spans_from_its_log():
 
 
 def test_default_pipeline_records_packed_ranges_and_declines(tiny_index):
-    from sealgraph.pipeline import answer_from_evidence
+    from sealgraph.graph.steps import answer_from_evidence
 
     pipeline = default_pipeline()
     question = "Who designed the Lumen Lamp?"

@@ -19,7 +19,7 @@ from sealgraph.examples import (
     package_data_dir,
     questions_path,
 )
-from sealgraph.text import normalize_name, words
+from sealgraph.text.names import normalize_name, words
 
 # Where a supporting sentence may start: the start of a line, after a bullet
 # marker, or after the end of the previous sentence.
@@ -259,8 +259,8 @@ def demo_answers(tmp_path_factory) -> list[tuple[dict, str]]:
     dense retrieval when the local embedding model is installed; this test runs the
     lexical index so that it needs no model and gives the same evidence everywhere.
     """
-    from sealgraph.audit.demo import ensure_demo_index
-    from sealgraph.audit.runs import build_run_graph
+    from sealgraph.examples.demo import ensure_demo_index
+    from sealgraph.runs.threads import build_run_graph
 
     index_dir = ensure_demo_index(tmp_path_factory.mktemp("demo") / "index", embedder="none")
     graph = build_run_graph(index_dir)

@@ -14,7 +14,7 @@ from sealgraph.ledger.gaps import (
 )
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
-from sealgraph.lexicon import stem
+from sealgraph.text.lexicon import stem
 from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer(

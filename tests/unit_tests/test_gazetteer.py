@@ -11,7 +11,7 @@ from sealgraph.ledger.gazetteer import (
     strip_org_suffix,
     title_aliases,
 )
-from sealgraph.text import normalize_name
+from sealgraph.text.names import normalize_name
 
 TITLES = [
     ("ppt", "Payments Platform Team"),

@@ -14,9 +14,9 @@ from sealgraph.ledger.gaps import (
     role_terms,
 )
 from sealgraph.ledger.gazetteer import Gazetteer
-from sealgraph.ledger.microqueries import micro_queries
+from sealgraph.repair.microqueries import micro_queries
 from sealgraph.ledger.needs import question_needs
-from sealgraph.text import stem
+from sealgraph.text.names import stem
 from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer(

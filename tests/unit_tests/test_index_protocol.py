@@ -6,7 +6,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sealgraph import build_graph
-from sealgraph.audit.runs import _UnusableIndex, reader_graph
+from sealgraph.runs.threads import _UnusableIndex, reader_graph
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.index import Index, SearchIndex, load_index

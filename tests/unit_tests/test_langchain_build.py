@@ -14,7 +14,7 @@ from langchain_core.embeddings.fake import DeterministicFakeEmbedding
 from sealgraph import build_graph, build_index, load_index
 from sealgraph.errors import EmbedderMismatchError, IngestError, InputError
 from sealgraph.index.embedders import LangChainEmbedder, as_embedder
-from sealgraph.langchain import SealRetriever, documents_from_langchain
+from sealgraph.integrations.langchain import SealRetriever, documents_from_langchain
 from sealgraph.types import Document
 
 QUESTION = "Who designed the Lumen Lamp?"

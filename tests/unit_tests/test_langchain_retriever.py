@@ -1,4 +1,4 @@
-"""``sealgraph.langchain.SealRetriever``: the repaired evidence as LangChain documents."""
+"""``sealgraph.integrations.langchain.SealRetriever``: the repaired evidence as LangChain documents."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from sealgraph import build_graph
 from sealgraph.errors import InputError
-from sealgraph.langchain import SealRetriever, result_documents
+from sealgraph.integrations.langchain import SealRetriever, result_documents
 
 BRIDGE = "In which province is the town where Northwind Studio was founded?"
 SIMPLE = "Who designed the Lumen Lamp?"

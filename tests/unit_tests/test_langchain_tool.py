@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from sealgraph import build_graph
 from sealgraph.errors import InputError
-from sealgraph.langchain import DEFAULT_TOOL_NAME, SealRetriever, make_tool
+from sealgraph.integrations.langchain import DEFAULT_TOOL_NAME, SealRetriever, make_tool
 
 QUESTION = "Who designed the Lumen Lamp?"
 

@@ -16,7 +16,7 @@ from sealgraph.index import build_index, load_index, refresh_lexical
 from sealgraph.index._lexical import lexical_tokens
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import question_needs
-from sealgraph.lexicon import (
+from sealgraph.text.lexicon import (
     Lexicon,
     active,
     content_words,
@@ -27,7 +27,7 @@ from sealgraph.lexicon import (
     use_lexicon,
     words,
 )
-from sealgraph.lexicon.english import ENGLISH
+from sealgraph.text.lexicon.english import ENGLISH
 from sealgraph.reasoning.answer import answer_kind
 from sealgraph.types import Document
 
@@ -36,7 +36,7 @@ TINY_SPEC = "sealgraph_test_tiny_lexicon:TINY"
 TINY_MODULE = '''
 import dataclasses
 
-from sealgraph.lexicon.english import ENGLISH
+from sealgraph.text.lexicon.english import ENGLISH
 
 # English with one more stop word ("zorp") and one more question word ("quien").
 TINY = dataclasses.replace(
@@ -139,7 +139,7 @@ def test_unknown_lexicon_gives_a_clear_error(tiny_lexicon):
         SealConfig.from_dict({"lexicon": "klingon"})
     with pytest.raises(ConfigError, match="cannot import no_such_module"):
         import_lexicon("no_such_module:LEX")
-    with pytest.raises(ConfigError, match=r"is a dict, not a sealgraph\.lexicon\.Lexicon"):
+    with pytest.raises(ConfigError, match=r"is a dict, not a sealgraph\.text\.lexicon\.Lexicon"):
         import_lexicon("sealgraph_test_tiny_lexicon:NOT_A_LEXICON")
     with pytest.raises(ConfigError, match="unknown Snowball stemmer 'klingon'"):
         dataclasses.replace(ENGLISH, name="bad", stemmer="klingon")

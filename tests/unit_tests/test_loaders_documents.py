@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sealgraph.chunking import chunk_document
+from sealgraph.text.chunking import chunk_document
 from sealgraph.errors import IngestError
 from sealgraph.ingest import load_corpus, load_documents
-from sealgraph.tokens import token_counter
+from sealgraph.text.tokens import token_counter
 
 
 @pytest.fixture(scope="module")

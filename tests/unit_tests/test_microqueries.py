@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sealgraph.ledger.gaps import Gap
-from sealgraph.ledger.microqueries import MicroQuery, micro_queries
+from sealgraph.repair.microqueries import MicroQuery, micro_queries
 
 TITLES = {"castellan": "Mira Castellan", "farrow": "Owen Farrow", "lit": "Lost in Fogland (film)"}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sealgraph.ledger.needs import NeedEntity, QuestionNeeds, narrow_by_years
-from sealgraph.text import years_in
+from sealgraph.text.names import years_in
 
 YEARS = {"rep-2020": frozenset({"2020", "2010"}), "rep-2021": frozenset({"2021", "2010"})}
 

@@ -6,8 +6,8 @@ import pytest
 
 from sealgraph.packing import DECISIONS, PackConfig, collect_units, pack, score_units
 from sealgraph.packing.scoring import boilerplate_reason, has_answer_value, line_key, terms
-from sealgraph.pipeline import repeated_lines
-from sealgraph.tokens import token_counter
+from sealgraph.graph.steps import repeated_lines
+from sealgraph.text.tokens import token_counter
 from sealgraph.types import Chunk
 
 COUNTER = token_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sealgraph.packing import DECISIONS, PackConfig, pack
 from sealgraph.packing.fill import covered_runs, fill_units
-from sealgraph.tokens import token_counter
+from sealgraph.text.tokens import token_counter
 from sealgraph.types import Chunk
 
 COUNTER = token_counter()

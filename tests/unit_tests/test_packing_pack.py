@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sealgraph.errors import InputError
 from sealgraph.packing import DECISIONS, PackConfig, pack
 from sealgraph.packing.render import render_block
-from sealgraph.tokens import TokenCounter, token_counter
+from sealgraph.text.tokens import TokenCounter, token_counter
 from sealgraph.types import Chunk, Document
 
 COUNTER = token_counter()

@@ -24,8 +24,8 @@ from sealgraph.packing.scoring import (
     terms,
     title_phrase,
 )
-from sealgraph.text import words
-from sealgraph.tokens import token_counter
+from sealgraph.text.names import words
+from sealgraph.text.tokens import token_counter
 
 
 def test_stem_merges_inflections():

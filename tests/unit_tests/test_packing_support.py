@@ -8,8 +8,8 @@ from test_packing_pack import make_doc
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import NeedItem
 from sealgraph.packing import PackConfig, collect_units, pack, score_units
-from sealgraph.pipeline import need_support
-from sealgraph.tokens import token_counter
+from sealgraph.graph.steps import need_support
+from sealgraph.text.tokens import token_counter
 
 COUNTER = token_counter()
 

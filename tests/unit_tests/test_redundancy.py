@@ -9,7 +9,7 @@ from sealgraph.ledger.extract import passage_features
 from sealgraph.ledger.gaps import coverage, gap_spec, need_items
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import question_needs
-from sealgraph.ledger.utility import score_set, utility
+from sealgraph.repair.utility import score_set, utility
 from sealgraph.types import Chunk
 
 GAZETTEER = Gazetteer([("alpha", "Alpha Notes"), ("beta", "Beta Mail")])

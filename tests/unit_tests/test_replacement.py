@@ -13,19 +13,19 @@ from hypothesis import strategies as st
 from sealgraph.config import SealConfig
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import question_needs
-from sealgraph.ledger.replacement import (
+from sealgraph.repair.replacement import (
     Slot,
     evict_victim,
     expansion_step,
     protected,
     replacement_step,
 )
-from sealgraph.ledger.utility import UtilityScore
+from sealgraph.repair.utility import UtilityScore
 from sealgraph.nodes.assess import assess as assess_node
 from sealgraph.nodes.micro_query import micro_query as micro_query_node
 from sealgraph.nodes.replace import replace as replace_node
 from sealgraph.reasoning.offline import OfflineReasoner
-from sealgraph.text import content_words, normalize_name
+from sealgraph.text.names import content_words, normalize_name
 from sealgraph.types import Chunk, Hit
 
 

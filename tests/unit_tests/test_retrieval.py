@@ -39,7 +39,7 @@ def dense_index(tmp_path, tiny_docs_dir, hash_embedder):
 
 def test_stem_and_tokens():
     # BM25 uses the lexicon's Snowball stemmer: inflections and possessives meet.
-    from sealgraph.lexicon import stem
+    from sealgraph.text.lexicon import stem
 
     for inflected, base in [
         ("albums", "album"),

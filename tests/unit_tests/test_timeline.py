@@ -6,7 +6,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sealgraph.audit.timeline import (
+from sealgraph.runs.timeline import (
     duplicate_events,
     event_key,
     group_calls,

@@ -8,7 +8,7 @@ from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import NeedItem
 from sealgraph.ledger.gazetteer import Mention
-from sealgraph.ledger.utility import UtilityScore, jaccard, score_set, utility
+from sealgraph.repair.utility import UtilityScore, jaccard, score_set, utility
 
 
 def pf(chunk_id, doc_id, topic, links=(), qualifier_types=(), words=()):

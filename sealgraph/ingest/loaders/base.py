@@ -3,7 +3,7 @@
 A loader turns one file into the text of one document. Structure travels as
 Markdown in that text: a page, a sheet or a heading of the source becomes an ATX
 heading line (``# Page 3``, ``# Sheet: Revenue``, ``## Installation``), which
-:func:`sealgraph.chunking.chunk_document` turns into the chunk's section path.
+:func:`sealgraph.text.chunking.chunk_document` turns into the chunk's section path.
 The heading line is part of the text, as it is in a Markdown file, so chunk
 offsets keep pointing into the document text and the model sees where a chunk
 comes from. Source text that would itself read as a heading or a code fence is

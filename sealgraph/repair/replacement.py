@@ -8,7 +8,7 @@ blocklisted so it never comes back. While the set holds fewer than k passages
 (a tiny corpus) the best candidate is added instead.
 
 Do no harm (when the scores carry need coverage, see
-:class:`~sealgraph.ledger.utility.UtilityScore`):
+:class:`~sealgraph.repair.utility.UtilityScore`):
 
 - a swap must close a gap the victim does not: the candidate's marginal need
   coverage (GapCov before normalising) must exceed what evicting the victim loses,
@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sealgraph.ledger.utility import UtilityScore
+from sealgraph.repair.utility import UtilityScore
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sealgraph.ledger.gaps import Gap
-from sealgraph.lexicon import active
-from sealgraph.text import normalize_name
+from sealgraph.text.lexicon import active
+from sealgraph.text.names import normalize_name
 
 
 @dataclass(frozen=True, slots=True)

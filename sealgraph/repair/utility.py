@@ -20,7 +20,7 @@ comparable, which fixed-k replacement needs:
   are, whatever their documents.
 
 Each score also carries what the do-no-harm rules of fixed-k replacement read
-(:mod:`sealgraph.ledger.replacement`): the marginal need coverage, the part of it
+(:mod:`sealgraph.repair.replacement`): the marginal need coverage, the part of it
 that is about documents (entity, mention, bridge and qualifier needs), the passage's
 own coverage of each document need, the share of the question's relation words it
 states, and whether it belongs to a document the question names.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from sealgraph.lexicon import (
+from sealgraph.text.lexicon import (
     WORD_RE,
     Lexicon,
     active,
@@ -29,7 +29,7 @@ __all__ = [
     "words",
 ]
 
-# The tokenizer, the stemmer and the stop words live in sealgraph.lexicon (one for
+# The tokenizer, the stemmer and the stop words live in sealgraph.text.lexicon (one for
 # the whole package); the names are re-exported here for the modules that use them.
 _WORD_RE = WORD_RE
 _PAREN_RE = re.compile(r"\s*\([^)]*\)\s*$")

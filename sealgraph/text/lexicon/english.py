@@ -1,8 +1,8 @@
-"""The English lexicon, sealgraph's default (see :mod:`sealgraph.lexicon`).
+"""The English lexicon, sealgraph's default (see :mod:`sealgraph.text.lexicon`).
 
 Every list here was written for questions and passages of ordinary English text;
 none names an entity of any corpus. Field documentation is on
-:class:`sealgraph.lexicon.Lexicon`.
+:class:`sealgraph.text.lexicon.Lexicon`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from sealgraph.lexicon import Lexicon
+from sealgraph.text.lexicon import Lexicon
 
 
 def _w(text: str) -> frozenset[str]:
@@ -416,4 +416,4 @@ ENGLISH = Lexicon(
         {"date": "date year", "number": "number", "place": "place location"}
     ),
 )
-"""The English lexicon (the default of :func:`sealgraph.lexicon.active`)."""
+"""The English lexicon (the default of :func:`sealgraph.text.lexicon.active`)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.microqueries import MicroQuery
+from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.ledger.needs import QuestionNeeds, focus_text, scope_clauses
 from sealgraph.types import Hit
 

@@ -1,0 +1,1 @@
+"""sealgraph from other frameworks (outbound): :mod:`sealgraph.integrations.langchain`."""

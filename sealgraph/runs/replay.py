@@ -1,0 +1,176 @@
+"""Replay: fork a stored run at a checkpoint with changed config and compare the outcomes.
+
+The fork is a new branch of the same thread. :func:`fork_run` writes one new
+checkpoint (a LangGraph ``update_state`` on the chosen checkpoint that sets the
+state's ``config``) and runs the graph on from there; the original checkpoints
+are never touched, so the original run stays readable and replayable.
+:func:`diff_evidence` says where the fork's evidence differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sealgraph.runs.branches import snapshot_at, thread_branches
+from sealgraph.runs.threads import OVERRIDES_KEY, stream_run
+from sealgraph.config import SealConfig
+from sealgraph.errors import InputError
+
+__all__ = ["EvidenceChange", "EvidenceDiff", "ReplayResult", "diff_evidence", "fork_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceChange:
+    """A passage present in only one of the two evidence sets."""
+
+    chunk_id: str
+    """The passage."""
+    title: str
+    """Title of its document."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceDiff:
+    """How the fork's final evidence differs from the original's."""
+
+    added: tuple[EvidenceChange, ...]
+    """Passages only the fork has, in the fork's order."""
+    removed: tuple[EvidenceChange, ...]
+    """Passages only the original has, in the original's order."""
+    kept: tuple[str, ...]
+    """Chunk ids in both, in the fork's order."""
+    answer_before: str
+    """The original answer."""
+    answer_after: str
+    """The fork's answer."""
+
+    @property
+    def changed(self) -> bool:
+        """True when the evidence or the answer differ."""
+        return bool(self.added or self.removed) or self.answer_before != self.answer_after
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict."""
+        return {
+            "added": [{"chunk_id": c.chunk_id, "title": c.title} for c in self.added],
+            "removed": [{"chunk_id": c.chunk_id, "title": c.title} for c in self.removed],
+            "kept": list(self.kept),
+            "answer_before": self.answer_before,
+            "answer_after": self.answer_after,
+        }
+
+
+def diff_evidence(
+    before: Sequence[Mapping[str, Any]],
+    after: Sequence[Mapping[str, Any]],
+    *,
+    answer_before: str = "",
+    answer_after: str = "",
+) -> EvidenceDiff:
+    """Compare two evidence lists (dicts with ``chunk_id`` and ``title``) by chunk id."""
+    before_ids = {str(e.get("chunk_id")) for e in before}
+    after_ids = {str(e.get("chunk_id")) for e in after}
+
+    def change(e: Mapping[str, Any]) -> EvidenceChange:
+        return EvidenceChange(str(e.get("chunk_id")), str(e.get("title", "")))
+
+    return EvidenceDiff(
+        added=tuple(change(e) for e in after if str(e.get("chunk_id")) not in before_ids),
+        removed=tuple(change(e) for e in before if str(e.get("chunk_id")) not in after_ids),
+        kept=tuple(str(e.get("chunk_id")) for e in after if str(e.get("chunk_id")) in before_ids),
+        answer_before=answer_before,
+        answer_after=answer_after,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """The outcome of one replay."""
+
+    from_step: int
+    """Metadata step of the checkpoint the fork starts from."""
+    fork_checkpoint_id: str
+    """Id of the fork's first checkpoint (the config update)."""
+    fork_end_id: str
+    """Id of the fork's last checkpoint (``sealgraph trace THREAD --checkpoint ID`` shows it)."""
+    overrides: dict[str, Any]
+    """The fork's full config overrides (the run's, updated with the new ones)."""
+    before: dict[str, Any]
+    """Final state values of the original branch."""
+    after: dict[str, Any]
+    """Final state values of the fork."""
+    diff: EvidenceDiff = field(repr=False)
+    """Where the evidence and the answer differ."""
+
+
+def fork_run(
+    graph: Any,
+    config: Mapping[str, Any],
+    step: int,
+    overrides: Mapping[str, Any],
+    *,
+    on_node: Callable[[str, list[dict[str, Any]]], None] | None = None,
+) -> ReplayResult:
+    """Fork the run of ``config``'s thread at the checkpoint of ``step``, with config overrides.
+
+    The fork starts from the main branch (the original run), whatever forks were
+    made before, and is compared with the original run's outcome.
+
+    Args:
+        graph: The run's graph, with its checkpointer.
+        config: The run config (thread id and the metadata to record on the fork).
+        step: Metadata step of the checkpoint to fork from (0 re-runs everything
+            from the search; the run's input checkpoint, step -1, cannot be forked).
+        overrides: Dotted config overrides (``{"k": 5}``), applied on top of the run's.
+        on_node: Called with each node the fork runs and its events.
+
+    Returns:
+        The original and forked outcomes and their difference.
+
+    Raises:
+        CheckpointError: Unknown thread or step out of range.
+        ConfigError: Bad overrides.
+        InputError: ``step`` is the input checkpoint.
+
+    """
+    if step < 0:
+        raise InputError(
+            "cannot fork the input checkpoint (step -1); use --from 0 to redo the search"
+        )
+    thread_id = str(config["configurable"]["thread_id"])
+    main, _ = thread_branches(graph, thread_id)
+    start = snapshot_at(main, step, thread_id)
+    merged = {**dict(start.values.get("config") or {}), **dict(overrides)}
+    SealConfig().override(merged, trusted=False)  # validate before writing anything
+    metadata = {
+        **dict(config.get("metadata") or {}),
+        OVERRIDES_KEY: json.dumps(merged, sort_keys=True),
+    }
+    fork_config = graph.update_state({**start.config, "metadata": metadata}, {"config": merged})
+    run_config = {
+        **dict(config),
+        "metadata": metadata,
+        "configurable": dict(fork_config["configurable"]),
+    }
+    stream_run(graph, None, run_config, on_node=on_node)
+    before = dict(main.end.values)
+    end = graph.get_state({"configurable": {"thread_id": thread_id}})  # the fork just written
+    after = dict(end.values)
+    diff = diff_evidence(
+        before.get("evidence") or [],
+        after.get("evidence") or [],
+        answer_before=str(before.get("answer", "")),
+        answer_after=str(after.get("answer", "")),
+    )
+    return ReplayResult(
+        from_step=step,
+        fork_checkpoint_id=str(fork_config["configurable"].get("checkpoint_id", "")),
+        fork_end_id=str(end.config["configurable"].get("checkpoint_id", "")),
+        overrides=merged,
+        before=before,
+        after=after,
+        diff=diff,
+    )
