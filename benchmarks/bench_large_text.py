@@ -108,8 +108,8 @@ def filler(n_chars: int, variant: str, seed: int = 0) -> str:
 
 def run_one(text_file: Path, index_dir: Path) -> dict[str, float]:
     """Build the index of ``text_file`` (in this process) and measure it."""
-    from sealgraph.text.chunking import chunk_document
     from sealgraph.index import build_index
+    from sealgraph.text.chunking import chunk_document
     from sealgraph.text.tokens import token_counter
     from sealgraph.types import Document
 

@@ -106,9 +106,9 @@ def load_wiki(path: Path, embedder: str):
 
 def load_ood(folder: Path, embedder: str):
     """Questions and index of an OOD folder (``corpus/`` + ``questions.jsonl``)."""
-    from sealgraph.paths import cache_dir
     from sealgraph.index import build_index, load_index
     from sealgraph.ingest import load_documents
+    from sealgraph.paths import cache_dir
 
     corpus = folder / "corpus"
     target = cache_dir() / "controller-check" / f"{folder.name}-{embedder}"
@@ -251,7 +251,9 @@ def main(argv=None) -> int:
         if n % 50 == 0:
             print(f"  {n}/{len(chosen)} in {time.perf_counter() - t1:.0f}s", file=sys.stderr)
 
-    print(f"\n{name} k={args.k} embedder={index.embedder_name} (split: sealgraph.eval.split; A = --split a)")
+    print(
+        f"\n{name} k={args.k} embedder={index.embedder_name} (split: sealgraph.eval.split; A = --split a)"
+    )
     cols = ["n", "doc_rec", "all_gold", "span_rec", "decline", "ans_in_ev", "ans_in_out"]
     print(f"| half | method | {' | '.join(cols)} |")
     print("|" + "---|" * (len(cols) + 2))

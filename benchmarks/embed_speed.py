@@ -93,8 +93,8 @@ _WARMUP_TEXTS = 8
 
 def build_texts(corpus: Path, n_chunks: int, n_queries: int, max_tokens: int) -> dict[str, Any]:
     """Chunk ``corpus`` like the indexer and pick ``n_chunks`` chunks and ``n_queries`` queries."""
-    from sealgraph.text.chunking import chunk_document, split_sentences
     from sealgraph.ingest import load_documents
+    from sealgraph.text.chunking import chunk_document, split_sentences
     from sealgraph.text.tokens import token_counter
 
     counter = token_counter("o200k_base")
@@ -459,9 +459,9 @@ BUILD_SOURCES = (
 
 def build_worker(embedder: str, n_chunks: int, sources: list[str], out: Path) -> None:
     """Time ``build_index`` of documents from ``sources`` holding about ``n_chunks`` chunks."""
-    from sealgraph.text.chunking import chunk_document
     from sealgraph.index import build_index
     from sealgraph.ingest import load_documents
+    from sealgraph.text.chunking import chunk_document
     from sealgraph.text.tokens import token_counter
 
     counter = token_counter("o200k_base")

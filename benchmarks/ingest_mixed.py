@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sealgraph.text.chunking import chunk_document  # noqa: E402
 from sealgraph.ingest import load_corpus  # noqa: E402
+from sealgraph.text.chunking import chunk_document  # noqa: E402
 from sealgraph.text.tokens import token_counter  # noqa: E402
 
 FORMATS = ("pdf", "html", "docx", "xlsx", "markdown")

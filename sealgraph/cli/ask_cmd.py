@@ -164,8 +164,8 @@ def resume_command(thread_id: str, db: str | None) -> str:
 
 
 def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
-    from sealgraph.runs.threads import parse_overrides
     from sealgraph.config import SealConfig
+    from sealgraph.runs.threads import parse_overrides
 
     overrides = parse_overrides(pairs)
     SealConfig().override(overrides)  # the user's own: a bad key or value fails here
@@ -173,8 +173,8 @@ def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    from sealgraph.runs.threads import parse_overrides
     from sealgraph.config import SealConfig
+    from sealgraph.runs.threads import parse_overrides
 
     overrides = parse_overrides(args.overrides)
     for key, value in (("k", args.k), ("max_loops", args.max_loops), ("budget", args.budget)):
@@ -186,6 +186,8 @@ def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question and checkpoint the run."""
+    from sealgraph.index import load_index
+    from sealgraph.nodes.search import validate_question
     from sealgraph.runs.checkpointers import describe_db, open_checkpointer
     from sealgraph.runs.threads import (
         build_run_graph,
@@ -196,8 +198,6 @@ def run_ask(args: argparse.Namespace) -> int:
         thread_exists,
         validate_thread_id,
     )
-    from sealgraph.index import load_index
-    from sealgraph.nodes.search import validate_question
 
     question = validate_question(args.question)
     overrides = _ask_overrides(args)
@@ -276,8 +276,8 @@ def _drive(
 ) -> int:
     """Run (or continue) the graph, then print the result."""
     from sealgraph.runs.branches import thread_branches
-    from sealgraph.runs.threads import stream_run
     from sealgraph.runs.stepping import run_stepwise
+    from sealgraph.runs.threads import stream_run
 
     try:
         if args.step:
@@ -406,10 +406,10 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
 
 def run_demo(args: argparse.Namespace) -> int:
     """Answer every example question over the (cached) example-corpus index."""
+    from sealgraph.examples import load_questions
     from sealgraph.examples.demo import ensure_demo_index
     from sealgraph.runs.threads import build_run_graph, run_output
     from sealgraph.runs.timeline import step_lines
-    from sealgraph.examples import load_questions
 
     index_dir = ensure_demo_index(args.index, embedder=args.embedder)
     graph = build_run_graph(index_dir)

@@ -151,6 +151,8 @@ def run_trace(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Fork a run at a step with config overrides and print the differences."""
+    from sealgraph.cli._env import run_index_arg
+    from sealgraph.config import SealConfig
     from sealgraph.runs.checkpointers import open_checkpointer
     from sealgraph.runs.replay import fork_run
     from sealgraph.runs.threads import (
@@ -160,8 +162,6 @@ def run_replay(args: argparse.Namespace) -> int:
         validate_thread_id,
     )
     from sealgraph.runs.timeline import progress_line
-    from sealgraph.cli._env import run_index_arg
-    from sealgraph.config import SealConfig
 
     thread_id = validate_thread_id(args.thread)
     overrides = parse_overrides(args.overrides)

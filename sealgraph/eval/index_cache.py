@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sealgraph.paths import cache_dir
 from sealgraph.errors import IndexCorruptError, InputError, StaleTokenizerError
+from sealgraph.paths import cache_dir
 from sealgraph.text.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document
 
@@ -73,8 +73,8 @@ def corpus_fingerprint(
     are hashed too; multi-hop QA paragraphs, whose id is
     :func:`sealgraph.ingest.qa_doc_id` of their content, keep the keys they had.
     """
-    from sealgraph.text.chunking import SPLITTER_VERSION
     from sealgraph.ingest import qa_doc_id
+    from sealgraph.text.chunking import SPLITTER_VERSION
 
     digest = hashlib.sha256()
     settings = {

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sealgraph.paths import demo_index_dir
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
+from sealgraph.paths import demo_index_dir
 
 __all__ = ["corpus_digests", "ensure_demo_index", "index_is_current"]
 

@@ -27,11 +27,11 @@ from sealgraph.graph.aio import LoopReasoner
 from sealgraph.graph.context import SealContext
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
-from sealgraph.text.lexicon import lexicon_of, use_lexicon
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
 from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
+from sealgraph.text.lexicon import lexicon_of, use_lexicon
 
 try:
     from langgraph._internal._runnable import RunnableCallable

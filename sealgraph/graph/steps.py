@@ -18,12 +18,12 @@ from sealgraph.config import SealConfig
 from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
-from sealgraph.text.lexicon import reads_index_lexicon
 from sealgraph.packing import PackResult, pack
 from sealgraph.packing.scoring import line_key
 from sealgraph.reasoning.answer import SpanText, answer_kind
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
+from sealgraph.text.lexicon import reads_index_lexicon
 from sealgraph.text.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
 

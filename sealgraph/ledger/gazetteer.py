@@ -27,6 +27,7 @@ _MAX_KEY_WORDS = 16
 # steal the acronym of the team page it describes.
 KIND_RANK = {"title": 0, "alias": 1, "acronym": 2, "heading": 3, "partial": 4}
 
+
 @dataclass(frozen=True, slots=True)
 class Mention:
     """A gazetteer name found in a text."""

@@ -42,6 +42,8 @@ _NAME_BREAK = re.compile(r"[;:,?!()\"“”]")
 
 _MASK = "\u00a7"  # stands for a named entity in the masked clause
 _FORM_TOKEN = re.compile(r"\u00a7|['’]s\b|['’](?=\s)|[^\W_][\w-]*|[^\w\s]")
+
+
 def _clauses(question: str) -> list[tuple[int, int]]:
     bounds = []
     start = 0
@@ -229,10 +231,7 @@ def _nestings(toks: list[str], *, anchored: bool = True) -> list[tuple[int, int]
             ):
                 indefinite = head  # only the last one before the question word counts
         elif (
-            t in lex.same_words
-            and i + 2 < n
-            and _word(toks[i + 1])
-            and toks[i + 2] in lex.as_words
+            t in lex.same_words and i + 2 < n and _word(toks[i + 1]) and toks[i + 2] in lex.as_words
         ):
             # "in the same county as <X>": <X>'s county, described, not named.
             found.append((i + 1, 1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sealgraph.graph.steps import citations_for, span_texts
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.nodes._common import (
@@ -10,7 +11,6 @@ from sealgraph.nodes._common import (
     llm_seconds_update,
     llm_time_left,
 )
-from sealgraph.graph.steps import citations_for, span_texts
 from sealgraph.reasoning.stream import AnswerStream
 
 

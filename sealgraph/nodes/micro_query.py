@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from sealgraph.repair.candidates import gather_candidates
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
@@ -12,6 +11,7 @@ from sealgraph.nodes._common import (
     llm_seconds_update,
     llm_time_left,
 )
+from sealgraph.repair.candidates import gather_candidates
 
 
 def micro_query(state, ctx, cfg, config) -> dict:

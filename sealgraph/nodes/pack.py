@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from sealgraph.graph.steps import pack_evidence, packed_dicts, trace_dicts
 from sealgraph.ledger.gaps import Gap, need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
-from sealgraph.graph.steps import pack_evidence, packed_dicts, trace_dicts
 
 
 def pack(state, ctx, cfg, config) -> dict:

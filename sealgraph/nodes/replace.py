@@ -5,9 +5,9 @@ from __future__ import annotations
 from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
+from sealgraph.nodes._common import EventWriter
 from sealgraph.repair.replacement import Slot, expansion_step, replacement_step
 from sealgraph.repair.utility import UtilityScore, score_set, set_covers, utility
-from sealgraph.nodes._common import EventWriter
 
 
 def replace(state, ctx, cfg, config) -> dict:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from sealgraph.errors import InputError
-from sealgraph.text.normalize import normalize_for_matching
-from sealgraph.repair.candidates import initial_hits
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import narrow_by_years
 from sealgraph.nodes._common import (
@@ -13,6 +11,8 @@ from sealgraph.nodes._common import (
     llm_seconds_update,
     llm_time_left,
 )
+from sealgraph.repair.candidates import initial_hits
+from sealgraph.text.normalize import normalize_for_matching
 
 MAX_QUESTION_CHARS = 4000
 

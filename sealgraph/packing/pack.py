@@ -77,7 +77,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from sealgraph.errors import InputError
-from sealgraph.text.lexicon import active
 from sealgraph.packing.bubble import BubbleItem, Choice, marginal_values, select_spans
 from sealgraph.packing.config import PackConfig
 from sealgraph.packing.fill import FillChoice, covered_runs, fill_units
@@ -117,6 +116,7 @@ from sealgraph.packing.types import (
 )
 from sealgraph.packing.units import DocUnits, NeighborFn, collect_units, make_span
 from sealgraph.packing.window import grow_window, merge_windows
+from sealgraph.text.lexicon import active
 from sealgraph.text.names import fold
 from sealgraph.text.tokens import TokenCounter
 from sealgraph.types import Chunk

@@ -41,15 +41,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sealgraph.text.chunking import split_sentences
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.text.lexicon import WORD_RE, Lexicon, active, stem
 from sealgraph.packing.scoring import (
     boilerplate_reason,
     name_spans,
     phrase,
     terms,
 )
+from sealgraph.text.chunking import split_sentences
+from sealgraph.text.lexicon import WORD_RE, Lexicon, active, stem
 from sealgraph.text.names import YEAR_RE, fold, normalize_name
 
 __all__ = [
@@ -74,6 +74,8 @@ _VALUED_KINDS = ("date", "number", "amount", *_NAME_KINDS)
 _TOKEN = WORD_RE  # the one tokenizer's pattern, on unfolded text
 _QUESTION_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
 class _GapLike(Protocol):
     reason: str
 
@@ -163,9 +165,7 @@ def _asking_word(tokens: list[str]) -> int | None:
         if tokens[i] in wh:
             return i
     for k, i in enumerate(words[1:], start=1):
-        if tokens[i] in wh and (
-            tokens[words[k - 1]] in preps or tokens[i - 1] in (",", ";", ":")
-        ):
+        if tokens[i] in wh and (tokens[words[k - 1]] in preps or tokens[i - 1] in (",", ";", ":")):
             return i
     return None
 
@@ -257,11 +257,7 @@ def asked_terms(question: str) -> frozenset[str]:
     all_heads = _all_heads(lex)
     while j < len(tokens):
         t, r = tokens[j], raw[j]
-        if (
-            not t[:1].isalnum()
-            or t in lex.described_determiners
-            or t in lex.question_prepositions
-        ):
+        if not t[:1].isalnum() or t in lex.described_determiners or t in lex.question_prepositions:
             break
         if r[:1].isupper() or t in lex.wh_words or t in lex.asked_phrase_breaks:
             break

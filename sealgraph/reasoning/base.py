@@ -35,9 +35,9 @@ from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
-from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer import SpanText
+from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
 
 T = TypeVar("T")

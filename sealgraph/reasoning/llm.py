@@ -83,7 +83,6 @@ from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts, Provenance, Qualifier, Relation
-from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.ledger.needs import (
     MAX_HOPS,
     NeedEntity,
@@ -110,6 +109,7 @@ from sealgraph.reasoning.base import (
 )
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.reasoning.stream import AnswerStream, AsyncAnswerStream, internal, with_callback
+from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.text.names import content_words, normalize_name
 from sealgraph.types import Chunk
 

@@ -15,10 +15,10 @@ from sealgraph.ledger.extract import PassageFeatures, extract_facts
 from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
-from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.reasoning.answer import SpanText, compose_answer
 from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
+from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.types import Chunk
 
 

@@ -121,9 +121,7 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def set_covers(
-    passages: Sequence[PassageFeatures], items: Sequence[NeedItem]
-) -> tuple[float, ...]:
+def set_covers(passages: Sequence[PassageFeatures], items: Sequence[NeedItem]) -> tuple[float, ...]:
     """Coverage of each need item by the set ``passages``."""
     return tuple(set_cover(it, passages, items) for it in items)
 

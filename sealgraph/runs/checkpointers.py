@@ -55,8 +55,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sealgraph.paths import default_db_path
 from sealgraph.errors import CheckpointError
+from sealgraph.paths import default_db_path
 
 try:
     import fcntl

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sealgraph.runs.branches import snapshot_at, thread_branches
-from sealgraph.runs.threads import OVERRIDES_KEY, stream_run
 from sealgraph.config import SealConfig
 from sealgraph.errors import InputError
+from sealgraph.runs.branches import snapshot_at, thread_branches
+from sealgraph.runs.threads import OVERRIDES_KEY, stream_run
 
 __all__ = ["EvidenceChange", "EvidenceDiff", "ReplayResult", "diff_evidence", "fork_run"]
 

@@ -35,10 +35,10 @@ from typing import Any, NoReturn
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from sealgraph.runs.checkpointers import claim_thread
 from sealgraph.config import SealConfig, coerce_value, flatten_overrides, parse_set_args
 from sealgraph.errors import CheckpointError, InputError
 from sealgraph.index.protocol import SearchIndex
+from sealgraph.runs.checkpointers import claim_thread
 
 __all__ = [
     "INDEX_KEY",

@@ -6,6 +6,8 @@ import sqlite3
 
 import pytest
 
+from sealgraph.cli import main
+from sealgraph.errors import CheckpointError
 from sealgraph.runs.checkpointers import (
     APPLICATION_ID,
     GuardedSqliteSaver,
@@ -13,8 +15,6 @@ from sealgraph.runs.checkpointers import (
     connect_sqlite,
     open_checkpointer,
 )
-from sealgraph.cli import main
-from sealgraph.errors import CheckpointError
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 NODES = {"search", "extract", "assess", "micro_query", "replace", "pack", "generate"}

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from sealgraph.runs.replay import diff_evidence
 from sealgraph.cli import main
+from sealgraph.runs.replay import diff_evidence
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 

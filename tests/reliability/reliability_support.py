@@ -30,8 +30,12 @@ class CliResult:
     """Standard error."""
 
 
-def run_cli(*args: str | bytes, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120.0) -> CliResult:
+def run_cli(
+    *args: str | bytes,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120.0,
+) -> CliResult:
     """Run ``python -m sealgraph ARGS`` in a subprocess (real argv bytes, real exit code)."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
@@ -65,4 +69,3 @@ def snapshot(directory: Path) -> dict[str, str]:
                 path.read_bytes()
             ).hexdigest()
     return sums
-

@@ -63,16 +63,30 @@ def qa_line(question: str = "Q?", answer: str = "A") -> str:
 
 
 def test_index_missing_path(capsys, tmp_path):
-    code, _, err = run(capsys, "index", str(tmp_path / "nope"), "--index", str(tmp_path / "i"),
-                       "--embedder", "none")
+    code, _, err = run(
+        capsys,
+        "index",
+        str(tmp_path / "nope"),
+        "--index",
+        str(tmp_path / "i"),
+        "--embedder",
+        "none",
+    )
     assert_error(code, err, "nope")
     assert not (tmp_path / "i").exists()
 
 
 def test_index_empty_directory(capsys, tmp_path):
     (tmp_path / "empty").mkdir()
-    code, _, err = run(capsys, "index", str(tmp_path / "empty"), "--index", str(tmp_path / "i"),
-                       "--embedder", "none")
+    code, _, err = run(
+        capsys,
+        "index",
+        str(tmp_path / "empty"),
+        "--index",
+        str(tmp_path / "i"),
+        "--embedder",
+        "none",
+    )
     assert_error(code, err)
     assert not (tmp_path / "i").exists()
 
@@ -80,8 +94,9 @@ def test_index_empty_directory(capsys, tmp_path):
 def test_index_skips_a_binary_file_with_a_warning(capsys, tmp_path):
     docs = write_tiny_docs(tmp_path / "docs")
     (docs / "blob.txt").write_bytes(b"\x00\x01\x02binary")
-    code, out, err = run(capsys, "index", str(docs), "--index", str(tmp_path / "i"),
-                         "--embedder", "none")
+    code, out, err = run(
+        capsys, "index", str(docs), "--index", str(tmp_path / "i"), "--embedder", "none"
+    )
     assert code == 0, err
     assert "blob.txt" in err and "binary" in err
     assert "5 documents" in out
@@ -91,8 +106,9 @@ def test_index_decodes_non_utf8_text_with_a_warning(capsys, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "latin.txt").write_bytes("Caf\xe9 Rivoli is a caf\xe9 in Port Ellis.".encode("latin-1"))
-    code, out, err = run(capsys, "index", str(docs), "--index", str(tmp_path / "i"),
-                         "--embedder", "none")
+    code, out, err = run(
+        capsys, "index", str(docs), "--index", str(tmp_path / "i"), "--embedder", "none"
+    )
     assert code == 0, err
     assert "latin.txt" in err and "UTF-8" in err
     assert "1 documents" in out
@@ -101,8 +117,9 @@ def test_index_decodes_non_utf8_text_with_a_warning(capsys, tmp_path):
 def test_index_malformed_jsonl_line_names_file_and_line(capsys, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "a", "title": "A", "text": "A."}) + "\n{not json\n")
-    code, _, err = run(capsys, "index", str(bad), "--index", str(tmp_path / "i"),
-                       "--embedder", "none")
+    code, _, err = run(
+        capsys, "index", str(bad), "--index", str(tmp_path / "i"), "--embedder", "none"
+    )
     assert_error(code, err, "bad.jsonl:2")
     assert not (tmp_path / "i").exists()
 
@@ -112,9 +129,17 @@ def test_index_tokenizer_encoding_that_cannot_load(tmp_path):
     docs = write_tiny_docs(tmp_path / "docs")
     (tmp_path / "cache").mkdir()
     result = run_cli(
-        "index", str(docs), "--index", str(tmp_path / "i"), "--embedder", "none",
-        env={"TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"), "HTTPS_PROXY": "http://127.0.0.1:9",
-             "HTTP_PROXY": "http://127.0.0.1:9"},
+        "index",
+        str(docs),
+        "--index",
+        str(tmp_path / "i"),
+        "--embedder",
+        "none",
+        env={
+            "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+        },
     )
     assert_clear_error(result, "TIKTOKEN_CACHE_DIR")
     assert not (tmp_path / "i").exists()
@@ -124,8 +149,15 @@ def test_index_tokenizer_encoding_that_cannot_load(tmp_path):
 
 
 def test_ask_index_that_does_not_exist(capsys, tmp_path):
-    code, _, err = run(capsys, "ask", QUESTION, "--index", str(tmp_path / "nope"),
-                       "--db", str(tmp_path / "runs.sqlite"))
+    code, _, err = run(
+        capsys,
+        "ask",
+        QUESTION,
+        "--index",
+        str(tmp_path / "nope"),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
+    )
     assert_error(code, err, "nope")
 
 
@@ -137,16 +169,18 @@ def test_ask_corrupt_index(capsys, tmp_path, index_dir):
     store = broken / "docstore.sqlite"
     store.write_bytes(store.read_bytes()[: store.stat().st_size // 2])
     before = snapshot(broken)
-    code, _, err = run(capsys, "ask", QUESTION, "--index", str(broken),
-                       "--db", str(tmp_path / "runs.sqlite"))
+    code, _, err = run(
+        capsys, "ask", QUESTION, "--index", str(broken), "--db", str(tmp_path / "runs.sqlite")
+    )
     assert_error(code, err, "damaged")
     assert snapshot(broken) == before
 
 
 @pytest.mark.parametrize("question", ["", "   \n\t "], ids=["empty", "whitespace"])
 def test_ask_empty_question(capsys, tmp_path, index_dir, question):
-    code, _, err = run(capsys, "ask", question, "--index", str(index_dir),
-                       "--db", str(tmp_path / "runs.sqlite"))
+    code, _, err = run(
+        capsys, "ask", question, "--index", str(index_dir), "--db", str(tmp_path / "runs.sqlite")
+    )
     assert_error(code, err, "empty")
 
 
@@ -154,9 +188,25 @@ def test_ask_empty_question(capsys, tmp_path, index_dir, question):
 
 
 def eval_args(tmp_path: Path, questions: Path, *extra: str) -> list[str]:
-    return ["eval", "--questions", str(questions), "--k", "2", "--methods", "flat-bm25",
-            "--embedder", "none", "--index", str(tmp_path / "eval-idx"), "--no-progress",
-            "--out", str(tmp_path / "r.json"), "--records", str(tmp_path / "rec.jsonl"), *extra]
+    return [
+        "eval",
+        "--questions",
+        str(questions),
+        "--k",
+        "2",
+        "--methods",
+        "flat-bm25",
+        "--embedder",
+        "none",
+        "--index",
+        str(tmp_path / "eval-idx"),
+        "--no-progress",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--records",
+        str(tmp_path / "rec.jsonl"),
+        *extra,
+    ]
 
 
 def assert_no_report(tmp_path: Path) -> None:
@@ -215,8 +265,22 @@ def test_eval_budget_too_small_for_any_chunk(capsys, tmp_path):
 @pytest.fixture(scope="module")
 def run_db(tmp_path_factory, index_dir) -> Path:
     db = tmp_path_factory.mktemp("runs") / "runs.sqlite"
-    assert main(["ask", QUESTION, "--index", str(index_dir), "--db", str(db),
-                 "--thread", "t1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "ask",
+                QUESTION,
+                "--index",
+                str(index_dir),
+                "--db",
+                str(db),
+                "--thread",
+                "t1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     return db
 
 
@@ -271,8 +335,17 @@ def test_trace_unreachable_postgres(capsys, monkeypatch):
 
 def test_a_config_value_nested_too_deeply(capsys, tmp_path, index_dir):
     deep = "[" * 100_000 + "]" * 100_000
-    code, _, err = run(capsys, "ask", QUESTION, "--index", str(index_dir),
-                       "--db", str(tmp_path / "runs.sqlite"), "--set", f"pack.delta={deep}")
+    code, _, err = run(
+        capsys,
+        "ask",
+        QUESTION,
+        "--index",
+        str(index_dir),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
+        "--set",
+        f"pack.delta={deep}",
+    )
     assert_error(code, err, "nested too deeply")
 
 

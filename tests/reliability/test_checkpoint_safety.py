@@ -28,6 +28,8 @@ from fake_openai import FakeOpenAI, requested_tool, tool_call_message
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from reliability_support import assert_clear_error, run_cli, snapshot
 
+from sealgraph.cli import main
+from sealgraph.errors import CheckpointError
 from sealgraph.runs.checkpointers import (
     APPLICATION_ID,
     CHECKPOINT_TYPES,
@@ -38,8 +40,6 @@ from sealgraph.runs.checkpointers import (
     describe_db,
     strict_serializer,
 )
-from sealgraph.cli import main
-from sealgraph.errors import CheckpointError
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 

@@ -142,7 +142,12 @@ def test_replace_flag_keeps_only_the_given_documents(tmp_path):
     idx = tmp_path / "idx"
     build_index(docs, idx, embedder="none", warn=quiet)
     result = run_cli(
-        "index", str(docs / "port_ellis.md"), "--index", str(idx), "--embedder", "none",
+        "index",
+        str(docs / "port_ellis.md"),
+        "--index",
+        str(idx),
+        "--embedder",
+        "none",
         "--replace",
     )
     assert result.code == 0, result.err
@@ -263,8 +268,9 @@ def test_concurrent_builds_take_turns_and_report_their_own_result(tmp_path):
         except BaseException as exc:  # pragma: no cover - reported below
             results[name] = exc
 
-    first = threading.Thread(target=build, args=("a", a), kwargs={"progress": slow_progress,
-                                                                    "warn": quiet})
+    first = threading.Thread(
+        target=build, args=("a", a), kwargs={"progress": slow_progress, "warn": quiet}
+    )
     first.start()
     assert a_inside.wait(10)
     second = threading.Thread(target=build, args=("b", b), kwargs={"warn": b_warnings.append})
@@ -284,8 +290,14 @@ def test_lock_held_too_long_is_a_clear_error(tmp_path):
     docs = write_tiny_docs(tmp_path / "docs")
     with FileLock(tmp_path / ".idx.lock"):
         result = run_cli(
-            "index", str(docs), "--index", str(tmp_path / "idx"), "--embedder", "none",
-            "--lock-timeout", "0.2",
+            "index",
+            str(docs),
+            "--index",
+            str(tmp_path / "idx"),
+            "--embedder",
+            "none",
+            "--lock-timeout",
+            "0.2",
         )
     assert_clear_error(result, "still holds its lock", "--lock-timeout")
     assert "waiting for another sealgraph build" in result.err
@@ -391,16 +403,28 @@ def test_deeply_nested_questions_file_is_a_clear_error_when_loading(tmp_path):
 def test_deeply_nested_questions_file_is_a_clear_error_in_eval(tmp_path):
     questions = deep_questions(tmp_path)
     result = run_cli(
-        "eval", "--questions", str(questions), "--k", "2", "--methods", "flat-bm25",
-        "--embedder", "none", "--index", str(tmp_path / "eval-idx"), "--no-progress",
-        "--out", str(tmp_path / "r.json"),
+        "eval",
+        "--questions",
+        str(questions),
+        "--k",
+        "2",
+        "--methods",
+        "flat-bm25",
+        "--embedder",
+        "none",
+        "--index",
+        str(tmp_path / "eval-idx"),
+        "--no-progress",
+        "--out",
+        str(tmp_path / "r.json"),
     )
     assert_clear_error(result, "q.jsonl:1", "nested too deeply")
     assert not (tmp_path / "r.json").exists()
 
 
-def test_openai_index_without_api_key_is_a_clear_error_at_load(tmp_path, hash_embedder,
-                                                               monkeypatch):
+def test_openai_index_without_api_key_is_a_clear_error_at_load(
+    tmp_path, hash_embedder, monkeypatch
+):
     docs = write_tiny_docs(tmp_path / "docs")
     idx = tmp_path / "idx"
     build_index(docs, idx, embedder=hash_embedder, warn=quiet)
@@ -412,8 +436,15 @@ def test_openai_index_without_api_key_is_a_clear_error_at_load(tmp_path, hash_em
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         load_index(idx)
-    result = run_cli("ask", QUESTION, "--index", str(idx), "--db", str(tmp_path / "runs.sqlite"),
-                     env={"OPENAI_API_KEY": ""})
+    result = run_cli(
+        "ask",
+        QUESTION,
+        "--index",
+        str(idx),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
+        env={"OPENAI_API_KEY": ""},
+    )
     assert_clear_error(result, "openai:text-embedding-3-small", "OPENAI_API_KEY")
 
 

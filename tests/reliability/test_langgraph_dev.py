@@ -120,7 +120,9 @@ def test_langgraph_dev_serves_a_run_with_an_empty_context(server):
 
 
 def test_langgraph_dev_serves_a_run_without_context(server):
-    out = _post(f"{server}/runs/wait", {"assistant_id": "sealgraph", "input": {"question": QUESTION}})
+    out = _post(
+        f"{server}/runs/wait", {"assistant_id": "sealgraph", "input": {"question": QUESTION}}
+    )
     assert "__error__" not in out, out
     assert out["answer"]
 
@@ -128,7 +130,11 @@ def test_langgraph_dev_serves_a_run_without_context(server):
 def test_langgraph_dev_takes_config_overrides_in_the_context(server):
     out = _post(
         f"{server}/runs/wait",
-        {"assistant_id": "sealgraph", "input": {"question": QUESTION}, "context": {"config": {"k": 2}}},
+        {
+            "assistant_id": "sealgraph",
+            "input": {"question": QUESTION},
+            "context": {"config": {"k": 2}},
+        },
     )
     assert "__error__" not in out, out
     assert len(out["evidence"]) == 2

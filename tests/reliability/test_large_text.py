@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sealgraph import build_graph
-from sealgraph.text.chunking import chunk_document, markdown_headings, split_sentences
 from sealgraph.index import build_index
 from sealgraph.index._lexical import LexicalIndex, lexical_tokens
 from sealgraph.ledger.knowledge import term_document_frequencies
+from sealgraph.text.chunking import chunk_document, markdown_headings, split_sentences
 from sealgraph.text.names import stemmed_terms
 from sealgraph.text.tokens import TokenCounter, token_counter
 from sealgraph.types import Chunk, Document

@@ -28,8 +28,12 @@ def index(tmp_path_factory):
 
 def test_invalid_utf8_in_a_command_line_question_is_a_clear_error(index, tmp_path):
     result = run_cli(
-        "ask", b"Where is Port Ellis \xff\xfe?", "--index", str(index.path),
-        "--db", str(tmp_path / "runs.sqlite"),
+        "ask",
+        b"Where is Port Ellis \xff\xfe?",
+        "--index",
+        str(index.path),
+        "--db",
+        str(tmp_path / "runs.sqlite"),
     )
     assert_clear_error(result, "not valid text")
 

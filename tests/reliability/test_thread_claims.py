@@ -27,8 +27,8 @@ import pytest
 from conftest import write_tiny_docs
 from reliability_support import assert_clear_error, run_cli
 
-from sealgraph.runs.checkpointers import claim_thread, open_checkpointer, thread_lock_folder
 from sealgraph.errors import CheckpointError
+from sealgraph.runs.checkpointers import claim_thread, open_checkpointer, thread_lock_folder
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 IN_USE = "is being run by another sealgraph process"

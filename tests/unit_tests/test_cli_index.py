@@ -109,4 +109,8 @@ def test_index_adds_to_an_existing_index_and_replace_flag_replaces(tmp_path, tin
     code, out, _ = run(capsys, "index", str(note), "--index", idx)
     assert code == 0 and "indexed 6 documents" in out and "(1 added, 0 updated, 5 kept)" in out
     code, out, _ = run(capsys, "index", str(note), "--index", idx, "--replace")
-    assert code == 0 and "indexed 1 documents" in out and "(0 added, 1 updated, 0 kept, 5 removed)" in out
+    assert (
+        code == 0
+        and "indexed 1 documents" in out
+        and "(0 added, 1 updated, 0 kept, 5 removed)" in out
+    )

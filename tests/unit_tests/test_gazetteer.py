@@ -82,7 +82,10 @@ def test_acronym_needs_three_content_words():
 
 
 def test_surname_partial_for_two_word_person_name():
-    assert title_aliases("Mara Lindqvist") == [("mara lindqvist", "title"), ("lindqvist", "partial")]
+    assert title_aliases("Mara Lindqvist") == [
+        ("mara lindqvist", "title"),
+        ("lindqvist", "partial"),
+    ]
 
 
 def test_short_last_word_is_not_a_partial():
@@ -107,7 +110,10 @@ def test_lookup_by_title_alias_and_org_suffix(gazetteer):
 
 
 def test_ambiguous_name_keeps_every_target(gazetteer):
-    assert gazetteer.lookup("Harbourlight") == (("harbourlight-album", "harbourlight-song"), "title")
+    assert gazetteer.lookup("Harbourlight") == (
+        ("harbourlight-album", "harbourlight-song"),
+        "title",
+    )
     found = gazetteer.find_mentions("Harbourlight reached number two.")
     assert [m.targets for m in found] == [("harbourlight-album", "harbourlight-song")]
     # "Apple" is an alias of two documents: it stays ambiguous.

@@ -14,8 +14,8 @@ from sealgraph.ledger.gaps import (
     role_terms,
 )
 from sealgraph.ledger.gazetteer import Gazetteer
-from sealgraph.repair.microqueries import micro_queries
 from sealgraph.ledger.needs import question_needs
+from sealgraph.repair.microqueries import micro_queries
 from sealgraph.text.names import stem
 from sealgraph.types import Chunk
 

@@ -277,7 +277,5 @@ def test_adding_keeps_the_index_settings_unless_given(tmp_path, tiny_docs_dir, m
 def test_force_rebuilds_from_the_given_documents_only(tmp_path, tiny_docs_dir, hash_embedder):
     path = tmp_path / "idx"
     build_index(tiny_docs_dir, path, embedder="none")
-    index = build_index(
-        [Document("n", "N", "A note.")], path, embedder=hash_embedder, force=True
-    )
+    index = build_index([Document("n", "N", "A note.")], path, embedder=hash_embedder, force=True)
     assert index.n_docs == 1 and index.embedder_name == "test:hash-64"

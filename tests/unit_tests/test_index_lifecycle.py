@@ -96,7 +96,9 @@ def test_adding_a_file_embeds_only_its_chunks(tmp_path):
     assert "zebra crossing" in embedder.texts[-1].lower()
     counts = added.manifest["counts"]
     assert (counts["documents_added"], counts["documents_updated"], counts["documents_kept"]) == (
-        1, 0, 5,
+        1,
+        0,
+        5,
     )
     assert (counts["vectors_reused"], counts["vectors_new"]) == (10, 1)
     assert added.search_lexical("zebra", 1)[0].chunk_id == "zebra.md#0"
@@ -126,7 +128,8 @@ def test_a_changed_file_is_chunked_again_and_only_new_text_embedded(tmp_path):
     # one gained a blank line, and the new section); every other vector is reused.
     old_texts = {build_module.indexed_text(c) for c in first.iter_chunks()}
     changed = [
-        build_module.indexed_text(c) for c in updated.iter_chunks()
+        build_module.indexed_text(c)
+        for c in updated.iter_chunks()
         if build_module.indexed_text(c) not in old_texts
     ]
     assert sorted(embedder.texts[before:]) == sorted(changed) and len(changed) == 2
@@ -142,7 +145,9 @@ def test_indexing_the_same_folder_again_embeds_nothing(tmp_path, capsys):
     assert embedder.documents_embedded == 10
     counts = again.manifest["counts"]
     assert (counts["documents_updated"], counts["vectors_reused"], counts["vectors_new"]) == (
-        5, 10, 0,
+        5,
+        10,
+        0,
     )
 
 
@@ -174,7 +179,9 @@ def test_remove_a_file_keeps_the_other_vectors_without_embedding(tmp_path):
     )
     counts = index.manifest["counts"]
     assert (counts["documents_removed"], counts["documents_kept"], counts["vectors_new"]) == (
-        1, 4, 0,
+        1,
+        4,
+        0,
     )
     assert [s["path"] for s in index.manifest["sources"]] == [
         s["path"] for s in first.manifest["sources"] if not s["path"].endswith("/handbook.md")
@@ -194,7 +201,9 @@ def test_remove_a_deleted_file_a_folder_and_a_document_id(tmp_path):
     (docs / "port_ellis.md").unlink()  # gone from disk: still removable by its path
     index = remove_documents(idx, [docs / "port_ellis.md", docs / "products"], warn=quiet)
     assert sorted(doc_id for doc_id, _ in index.titles()) == [
-        "ada_brightwater.txt", "handbook.md", "northwind_studio.md",
+        "ada_brightwater.txt",
+        "handbook.md",
+        "northwind_studio.md",
     ]
     index = remove_documents(idx, "northwind_studio.md", warn=quiet)  # a document id
     assert sorted(doc_id for doc_id, _ in index.titles()) == ["ada_brightwater.txt", "handbook.md"]
@@ -383,7 +392,10 @@ def test_an_interrupted_dense_build_resumes_where_it_stopped(tmp_path, monkeypat
     assert len(done_before) == 4
     [partial] = partial_folders(tmp_path)
     assert sorted(p.name for p in partial.iterdir()) == [
-        "partial.json", "shard-000001.json", "shard-000001.npy", "shard-000002.json",
+        "partial.json",
+        "shard-000001.json",
+        "shard-000001.npy",
+        "shard-000002.json",
         "shard-000002.npy",
     ]
     warnings: list[str] = []
@@ -393,7 +405,9 @@ def test_an_interrupted_dense_build_resumes_where_it_stopped(tmp_path, monkeypat
     assert not set(embedder.texts) & set(done_before)
     counts = index.manifest["counts"]
     assert (counts["vectors_new"], counts["vectors_resumed"], counts["vectors_reused"]) == (
-        10, 4, 0,
+        10,
+        4,
+        0,
     )
     assert any("resuming an interrupted build: 4 of the 10 chunks" in w for w in warnings)
     assert siblings(idx) == [".idx.lock", "docs", "idx"]  # the kept batches are gone
@@ -431,7 +445,9 @@ def test_a_build_killed_with_sigkill_resumes(tmp_path):
     )
     proc = subprocess.run(
         [sys.executable, "-c", script, str(docs), str(idx), str(REPO / "tests")],
-        capture_output=True, timeout=120, check=False,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert not idx.exists()

@@ -6,11 +6,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sealgraph import build_graph
-from sealgraph.runs.threads import _UnusableIndex, reader_graph
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
 from sealgraph.index import Index, SearchIndex, load_index
 from sealgraph.index.protocol import require_search_index
+from sealgraph.runs.threads import _UnusableIndex, reader_graph
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 

@@ -16,6 +16,7 @@ from sealgraph.index import build_index, load_index, refresh_lexical
 from sealgraph.index._lexical import lexical_tokens
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import question_needs
+from sealgraph.reasoning.answer import answer_kind
 from sealgraph.text.lexicon import (
     Lexicon,
     active,
@@ -28,12 +29,11 @@ from sealgraph.text.lexicon import (
     words,
 )
 from sealgraph.text.lexicon.english import ENGLISH
-from sealgraph.reasoning.answer import answer_kind
 from sealgraph.types import Document
 
 TINY_SPEC = "sealgraph_test_tiny_lexicon:TINY"
 
-TINY_MODULE = '''
+TINY_MODULE = """
 import dataclasses
 
 from sealgraph.text.lexicon.english import ENGLISH
@@ -48,7 +48,7 @@ TINY = dataclasses.replace(
     wh_kinds={**ENGLISH.wh_kinds, "quien": "agent"},
 )
 NOT_A_LEXICON = {"stop_words": ["zorp"]}
-'''
+"""
 
 DOCS = [
     Document("guild", "Reliability Guild", "The Reliability Guild is led by Mara Quill."),

@@ -92,7 +92,9 @@ LIT = chunk(
     "Quiet Harbour (film)",
     "Quiet Harbour is a 2003 film directed by Mara Lindqvist, starring Otto Brandt.",
 )
-LINDQVIST = chunk("lindqvist#0", "lindqvist", "Mara Lindqvist", "Mara Lindqvist was born in May 1971.")
+LINDQVIST = chunk(
+    "lindqvist#0", "lindqvist", "Mara Lindqvist", "Mara Lindqvist was born in May 1971."
+)
 CHUNKS = [LIT, LINDQVIST]
 FEATURES = [passage_features(c, GAZETTEER) for c in CHUNKS]
 QUESTION = "What year was the director of Quiet Harbour born?"

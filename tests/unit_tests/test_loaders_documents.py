@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sealgraph.text.chunking import chunk_document
 from sealgraph.errors import IngestError
 from sealgraph.ingest import load_corpus, load_documents
+from sealgraph.text.chunking import chunk_document
 from sealgraph.text.tokens import token_counter
 
 

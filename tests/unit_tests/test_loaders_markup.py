@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sealgraph.text.chunking import chunk_document
 from sealgraph.ingest import load_documents
 from sealgraph.ingest.loaders.markup import mdx_to_markdown, rst_to_markdown
+from sealgraph.text.chunking import chunk_document
 from sealgraph.text.tokens import token_counter
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from test_packing_pack import make_doc
 
+from sealgraph.graph.steps import need_support
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import NeedItem
 from sealgraph.packing import PackConfig, collect_units, pack, score_units
-from sealgraph.graph.steps import need_support
 from sealgraph.text.tokens import token_counter
 
 COUNTER = token_counter()

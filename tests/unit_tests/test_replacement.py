@@ -13,6 +13,10 @@ from hypothesis import strategies as st
 from sealgraph.config import SealConfig
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import question_needs
+from sealgraph.nodes.assess import assess as assess_node
+from sealgraph.nodes.micro_query import micro_query as micro_query_node
+from sealgraph.nodes.replace import replace as replace_node
+from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.repair.replacement import (
     Slot,
     evict_victim,
@@ -21,10 +25,6 @@ from sealgraph.repair.replacement import (
     replacement_step,
 )
 from sealgraph.repair.utility import UtilityScore
-from sealgraph.nodes.assess import assess as assess_node
-from sealgraph.nodes.micro_query import micro_query as micro_query_node
-from sealgraph.nodes.replace import replace as replace_node
-from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.text.names import content_words, normalize_name
 from sealgraph.types import Chunk, Hit
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sealgraph.config import SealConfig
-from sealgraph.repair.candidates import initial_hits, scope_documents
 from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import question_needs
+from sealgraph.repair.candidates import initial_hits, scope_documents
 
 POLICY = """# Acme
 

@@ -6,6 +6,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sealgraph.graph.events import make_event
 from sealgraph.runs.timeline import (
     duplicate_events,
     event_key,
@@ -19,7 +20,6 @@ from sealgraph.runs.timeline import (
     state_view,
     step_lines,
 )
-from sealgraph.graph.events import make_event
 
 SCORE_A = {
     "chunk_id": "orbit.md#0",

@@ -18,9 +18,7 @@ def _w(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_MONTHS = (
-    "January|February|March|April|May|June|July|August|September|October|November|December"
-)
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _MONTH_ABBREVIATIONS = "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -276,8 +274,7 @@ ENGLISH = Lexicon(
     asked_phrase_breaks=_w("that whose"),
     nesting_prepositions=_w("in on at to for from with by of after under into during"),
     question_prepositions=_w(
-        "in on at for from to by with of under during within after before since until into "
-        "through"
+        "in on at for from to by with of under during within after before since until into through"
     ),
     of_words=_w("of"),
     same_words=_w("same"),
@@ -346,7 +343,9 @@ ENGLISH = Lexicon(
     ),
     negations=_w("not no never neither nor none nobody nothing without cannot"),
     negation_suffixes=("n't",),
-    early_re=re.compile(r"\b(earlier|earliest|first|older|oldest|before|longer ago|sooner)\b", re.I),
+    early_re=re.compile(
+        r"\b(earlier|earliest|first|older|oldest|before|longer ago|sooner)\b", re.I
+    ),
     late_re=re.compile(
         r"\b(later|latest|last|younger|youngest|after|(?:more|most) recent(?:ly)?|newer|newest)\b",
         re.I,
