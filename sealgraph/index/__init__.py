@@ -40,21 +40,15 @@ from sealgraph.errors import (
     InputError,
     StaleTokenizerError,
 )
-from sealgraph.index._build import (
-    DEFAULT_LOCK_TIMEOUT_S,
-    LEGACY_FILES,
-    ProgressFn,
-    build_index_dir,
-    indexed_text,
-    manifest_lexicon,
-    refresh_lexical_dir,
-    remove_documents_dir,
-    restore_interrupted,
-)
+from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexicon
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, LexicalIndex
+from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
+from sealgraph.index._progress import ProgressFn
+from sealgraph.index._refresh import refresh_lexical_dir
+from sealgraph.index._remove import remove_documents_dir
 from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,

@@ -352,7 +352,8 @@ def test_real_runs_store_no_typed_values_so_the_allow_list_is_empty(
 
 
 def test_every_sealgraph_saver_uses_the_strict_serializer(tmp_path):
-    from sealgraph.runs.checkpointers import _postgres_saver, open_checkpointer
+    from sealgraph.runs._postgres import _postgres_saver
+    from sealgraph.runs.checkpointers import open_checkpointer
 
     with open_checkpointer(tmp_path / "runs.sqlite") as saver:
         assert isinstance(saver.serde, StrictCheckpointSerializer)
@@ -514,7 +515,7 @@ def test_a_database_made_by_langgraph_is_accepted_and_stamped(index_dir, tmp_pat
 
 
 def test_creating_a_database_never_replaces_an_existing_file(tmp_path):
-    from sealgraph.runs.checkpointers import _create_database
+    from sealgraph.runs._sqlite import _create_database
 
     db = tmp_path / "runs.sqlite"
     _create_database(db, 1.0)

@@ -22,7 +22,7 @@ from reliability_support import assert_clear_error, run_cli, snapshot
 
 from sealgraph.errors import ConfigError, IngestError
 from sealgraph.index import build_index, load_index
-from sealgraph.index._build import _StderrProgress
+from sealgraph.index._progress import _StderrProgress
 from sealgraph.ingest import load_documents, load_qa_records
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from sealgraph.index import load_index
-from sealgraph.index._build import OWN_FILES, OWN_FOLDERS
+from sealgraph.index._lifecycle import OWN_FILES, OWN_FOLDERS
 from sealgraph.index._manifest import foreign_entries
 from sealgraph.index.derived import DERIVED_DIR, index_identity, read_derived, write_derived
 

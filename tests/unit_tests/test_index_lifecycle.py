@@ -23,6 +23,9 @@ import pytest
 from conftest import HashEmbedder, write_tiny_docs
 
 import sealgraph.index._build as build_module
+import sealgraph.index._embed as embed_module
+import sealgraph.index._progress as progress_module
+import sealgraph.index._remove as remove_module
 from sealgraph.cli import main
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index import build_index, load_index, remove_documents
@@ -297,7 +300,7 @@ def test_a_failed_remove_keeps_the_index(tmp_path, monkeypatch):
     def boom(*_args, **_kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(build_module, "write_manifest", boom)
+    monkeypatch.setattr(remove_module, "write_manifest", boom)
     with pytest.raises(OSError, match="disk full"):
         remove_documents(idx, [docs / "handbook.md"], warn=quiet)
     assert snapshot(idx) == before
@@ -376,8 +379,8 @@ def partial_folders(root: Path) -> list[Path]:
 
 def interrupted_build(tmp_path: Path, monkeypatch, batches: int = 2) -> tuple[Path, Path, list]:
     """Build tiny docs 2 chunks per batch, interrupted after ``batches`` batches."""
-    monkeypatch.setattr(build_module, "_EMBED_BLOCK", 2)
-    monkeypatch.setattr(build_module, "_KEEP_EVERY_S", 0.0)  # keep every batch
+    monkeypatch.setattr(embed_module, "_EMBED_BLOCK", 2)
+    monkeypatch.setattr(embed_module, "_KEEP_EVERY_S", 0.0)  # keep every batch
     docs = write_tiny_docs(tmp_path / "docs")
     idx = tmp_path / "idx"
     first = InterruptedEmbedder(batches=batches)
@@ -425,11 +428,11 @@ def test_a_build_killed_with_sigkill_resumes(tmp_path):
         import os, signal, sys
         sys.path.insert(0, sys.argv[3])
         from conftest import HashEmbedder
-        import sealgraph.index._build as build_module
+        import sealgraph.index._embed as embed_module
         from sealgraph.index import build_index
 
-        build_module._EMBED_BLOCK = 2
-        build_module._KEEP_EVERY_S = 0.0
+        embed_module._EMBED_BLOCK = 2
+        embed_module._KEEP_EVERY_S = 0.0
 
         class Killed(HashEmbedder):
             calls = 0
@@ -543,9 +546,9 @@ def test_a_kept_folder_holding_other_files_is_neither_used_nor_removed(tmp_path,
 
 
 def test_batches_are_gathered_before_they_are_kept(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_module, "_EMBED_BLOCK", 2)
+    monkeypatch.setattr(embed_module, "_EMBED_BLOCK", 2)
     clock = [0.0]
-    monkeypatch.setattr(build_module, "_clock", lambda: clock[0])
+    monkeypatch.setattr(embed_module, "_clock", lambda: clock[0])
     docs = write_tiny_docs(tmp_path / "docs")
 
     class Timed(InterruptedEmbedder):  # 2 s per batch: kept every 3 batches (5 s)
@@ -575,8 +578,8 @@ def test_small_builds_keep_no_batches(tmp_path, monkeypatch):
 
 
 def test_a_failed_build_keeps_its_batches_for_the_next_one(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_module, "_EMBED_BLOCK", 2)
-    monkeypatch.setattr(build_module, "_KEEP_EVERY_S", 0.0)
+    monkeypatch.setattr(embed_module, "_EMBED_BLOCK", 2)
+    monkeypatch.setattr(embed_module, "_KEEP_EVERY_S", 0.0)
     docs = write_tiny_docs(tmp_path / "docs")
     idx = tmp_path / "idx"
 
@@ -607,7 +610,7 @@ class FakeClock:
 def test_progress_lines_off_a_terminal_give_rate_and_time_left():
     clock = FakeClock()
     stream = io.StringIO()  # not a terminal
-    progress = build_module._StderrProgress(stream, clock=clock)
+    progress = progress_module._StderrProgress(stream, clock=clock)
     for done in range(1, 6):  # a quick stage: nothing at all
         clock.now += 0.1
         progress("chunking", done, 5)
@@ -627,7 +630,7 @@ def test_progress_lines_off_a_terminal_give_rate_and_time_left():
 def test_progress_lines_every_five_percent_or_thirty_seconds():
     clock = FakeClock()
     stream = io.StringIO()
-    progress = build_module._StderrProgress(stream, clock=clock)
+    progress = progress_module._StderrProgress(stream, clock=clock)
     for done in range(0, 101):  # 1 % a second: a line at each 5 %, 5 s apart
         progress("embedding", done, 100)
         clock.now += 1.0
@@ -648,7 +651,7 @@ def test_progress_lines_every_five_percent_or_thirty_seconds():
 def test_progress_rate_of_a_resumed_stage_counts_only_new_work():
     clock = FakeClock()
     stream = io.StringIO()
-    progress = build_module._StderrProgress(stream, clock=clock)
+    progress = progress_module._StderrProgress(stream, clock=clock)
     progress("embedding", 7_680, 17_440)  # found done
     for done in range(7_680 + 160, 17_441, 160):  # 16 chunks/s from here
         clock.now += 10.0
@@ -664,7 +667,7 @@ def test_progress_on_a_terminal_is_a_bar_redrawn_in_place():
 
     clock = FakeClock()
     stream = Terminal()
-    progress = build_module._StderrProgress(stream, clock=clock)
+    progress = progress_module._StderrProgress(stream, clock=clock)
     for done in range(0, 101, 10):
         progress("embedding", done, 100)
         clock.now += 1.0
@@ -675,8 +678,8 @@ def test_progress_on_a_terminal_is_a_bar_redrawn_in_place():
 
 def test_cli_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys, monkeypatch):
     docs = write_tiny_docs(tmp_path / "docs")
-    monkeypatch.setattr(build_module, "_LOG_DELAY_S", 0.0)  # as if the build were slow
-    monkeypatch.setattr(build_module, "_LOG_MIN_GAP_S", 0.0)
+    monkeypatch.setattr(progress_module, "_LOG_DELAY_S", 0.0)  # as if the build were slow
+    monkeypatch.setattr(progress_module, "_LOG_MIN_GAP_S", 0.0)
     code, out, err = run_cli(
         capsys, "index", str(docs), "--index", str(tmp_path / "idx"), "--embedder", "none"
     )

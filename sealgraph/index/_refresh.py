@@ -1,0 +1,94 @@
+"""Refreshing the lexical part of an index: BM25 computed again from the stored chunks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from sealgraph.errors import IndexCorruptError
+from sealgraph.index._build import indexed_text, manifest_lexicon, sealgraph_version, write_lexical
+from sealgraph.index._lexical import BM25_PARAMS, LEXICAL_DIR
+from sealgraph.index._lifecycle import LEGACY_FILES, inspect_target, locked_index, swap_into_place
+from sealgraph.index._manifest import (
+    checksum_tree,
+    fsync_tree,
+    read_manifest,
+    verify_files,
+    write_manifest,
+)
+from sealgraph.index._staging import staging, tree_bytes
+from sealgraph.index._store import DOCSTORE_FILE, read_docstore
+from sealgraph.ingest import WarnFn, warn_stderr
+from sealgraph.text.lexicon import get_lexicon, lexicon_spec
+
+_T = TypeVar("_T")
+
+
+def refresh_lexical_dir(
+    index_dir: Path,
+    *,
+    lock_timeout: float,
+    warn: WarnFn | None,
+    finish: Callable[[Path], _T],
+) -> _T:
+    """Rebuild the lexical part of the index in ``index_dir``; return ``finish(index_dir)``.
+
+    The BM25 index is computed again from the stored chunks with the index's
+    lexicon, as the current sealgraph tokenizes; the documents,
+    chunks and vectors are kept as they are (nothing is chunked or embedded again).
+    Written like a build: into a temporary sibling (the unchanged files hard-linked,
+    or copied where links are not possible), then swapped into place under the
+    index's lock, the manifest last.
+
+    Raises:
+        IndexCorruptError: No index there, or its docstore is damaged.
+        ConfigError: The lexicon the index records cannot be found.
+
+    """
+    warn = warn or warn_stderr
+    index_dir = index_dir.resolve()
+    with locked_index(index_dir, timeout=lock_timeout, warn=warn):
+        existing = inspect_target(index_dir)
+        if existing is None:
+            raise IndexCorruptError(f"no index at {index_dir}")
+        manifest = read_manifest(index_dir)
+        lex = get_lexicon(manifest_lexicon(manifest))
+        files = manifest.get("files") or {}
+        kept = [
+            name
+            for name in files
+            if not name.startswith(f"{LEXICAL_DIR}/") and name not in LEGACY_FILES
+        ]
+        verify_files(index_dir, manifest, tuple(kept))
+        try:
+            _, chunks, _ = read_docstore(index_dir / DOCSTORE_FILE)
+        except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
+            raise IndexCorruptError(
+                f"damaged index at {index_dir}: {type(exc).__name__}: {exc}"
+            ) from None
+        with staging(index_dir, lambda: tree_bytes(index_dir / LEXICAL_DIR)) as tmp:
+            for name in kept:
+                target = tmp / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(index_dir / name, target)
+                except OSError:
+                    shutil.copy2(index_dir / name, target)
+            write_lexical(tmp, [indexed_text(c) for c in chunks], lex)
+            fresh = checksum_tree(tmp / LEXICAL_DIR)
+            manifest["files"] = {
+                **{name: files[name] for name in kept},
+                **{f"{LEXICAL_DIR}/{name}": digest for name, digest in fresh.items()},
+            }
+            manifest["files"] = dict(sorted(manifest["files"].items()))
+            manifest["lexicon"] = lexicon_spec(lex)
+            manifest["lexical"] = {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS}
+            manifest["sealgraph_version"] = sealgraph_version()
+            write_manifest(tmp, manifest)
+            fsync_tree(tmp)
+            swap_into_place(tmp, index_dir, existing, warn)
+        return finish(index_dir)

@@ -1,0 +1,104 @@
+"""Where a new index is written before it is swapped in, and what a full disk becomes.
+
+:func:`staging` yields a temporary sibling of the index directory
+(``.NAME.building-*``) and turns a write that failed for want of space into a
+:class:`~sealgraph.errors.DiskFullError` saying about how much space the index
+needs (:func:`build_bytes` for a build, :func:`tree_bytes` for a rewrite).
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from sealgraph.errors import DiskFullError
+from sealgraph.index.embedders import Embedder
+from sealgraph.types import Document
+
+
+@contextmanager
+def staging(index_dir: Path, needed_bytes: Callable[[], int]) -> Iterator[Path]:
+    """Yield a new temporary sibling of ``index_dir`` to write an index into; remove it after.
+
+    A write that fails for want of space (full disk, quota, file size limit)
+    becomes a :class:`DiskFullError` naming the folder and about how much space the
+    index needs (``needed_bytes``); the index in ``index_dir`` is not touched until
+    the new one is complete, so nothing is lost.
+    """
+    tmp = None
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
+        yield tmp
+    except (OSError, sqlite3.Error, RuntimeError) as exc:
+        if not _out_of_space(exc, index_dir.parent, needed_bytes):
+            raise
+        raise DiskFullError(_out_of_space_message(index_dir, needed_bytes())) from None
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+_NO_SPACE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+# What libraries say when a write came up short without an errno: numpy's
+# "N requested and M written", SQLite's SQLITE_FULL, C stdio through FAISS.
+_NO_SPACE_RE = re.compile(r"requested and \d+ written|disk is full|no space left|quota", re.I)
+
+
+def _out_of_space(exc: BaseException, folder: Path, needed_bytes: Callable[[], int]) -> bool:
+    """Whether a failed write failed for want of space in ``folder``."""
+    if isinstance(exc, OSError) and exc.errno in _NO_SPACE_ERRNOS:
+        return True
+    if getattr(exc, "sqlite_errorcode", None) == 13:  # SQLITE_FULL
+        return True
+    if _NO_SPACE_RE.search(str(exc)):
+        return True
+    if not (isinstance(exc, OSError) and exc.errno is None):
+        return False
+    try:  # a short write that does not say why: is the disk (nearly) full?
+        return shutil.disk_usage(folder).free < needed_bytes()
+    except OSError:
+        return False
+
+
+def _out_of_space_message(index_dir: Path, needed: int) -> str:
+    try:
+        free = f"{_megabytes(shutil.disk_usage(index_dir.parent).free)} free"
+    except OSError:
+        free = "free space unknown"
+    return (
+        f"no space left in {index_dir.parent} to write the index {index_dir.name}: it needs "
+        f"about {_megabytes(needed)} there ({free}); free some space or give --index a "
+        f"folder on another disk. Nothing was changed: the index there is as it was"
+    )
+
+
+def _megabytes(n_bytes: int) -> str:
+    return f"{max(n_bytes, 0) / 1e6:,.1f} MB"
+
+
+def build_bytes(
+    documents: Sequence[Document], texts: Sequence[str], embedder: Embedder | None
+) -> int:
+    """Return about how many bytes a new index of these documents takes.
+
+    Measured: ~2.2× the chunk text for the docstore and the BM25 arrays; vectors
+    are stored twice (FAISS and ``.npy``).
+    """
+    chunk_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    doc_bytes = sum(len(d.text.encode("utf-8")) for d in documents)
+    try:
+        dim = embedder.dim if embedder is not None else 0
+    except Exception:  # a remote embedder that cannot say: count its vectors as MiniLM's
+        dim = 384
+    return 3 * chunk_bytes + doc_bytes + len(texts) * dim * 8 + (1 << 16)
+
+
+def tree_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (what a rewrite of them needs again)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
