@@ -204,6 +204,7 @@ def main(argv=None) -> int:
     from sealgraph.config import SealConfig, parse_set_args
     from sealgraph.graph.builder import build_graph
     from sealgraph.graph.steps import answer_from_evidence
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
     t0 = time.perf_counter()
     if args.questions:
@@ -230,6 +231,7 @@ def main(argv=None) -> int:
     )
     methods = args.methods.split(",")
     graph = build_graph(index=index, config=config) if "seal" in methods else None
+    knowledge = CorpusKnowledge(index)
 
     rows = []
     t1 = time.perf_counter()
@@ -238,7 +240,9 @@ def main(argv=None) -> int:
         if "flat" in methods:
             hits = index.search_hybrid(it["question"], args.k, config.retrieval)
             chunks = index.get_chunks([x.chunk_id for x in hits[: args.k]])
-            ans = answer_from_evidence(it["question"], chunks, index, config)["answer"]
+            ans = answer_from_evidence(it["question"], chunks, index, config, knowledge=knowledge)[
+                "answer"
+            ]
             row["flat"] = score(it, chunks, ans, key)
             row["flat_ids"] = [c.chunk_id for c in chunks]
         if graph is not None:

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_origin
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from sealgraph.errors import ConfigError, TokenizerError
+from sealgraph.model import Step
 from sealgraph.packing.config import STRICT, PackConfig
 
 __all__ = [
@@ -86,6 +87,23 @@ class StepTokens(BaseModel):
     """The micro-queries of one loop."""
     generate: int | None = Field(default=512, ge=16)
     """The cited answer."""
+
+    def for_step(self, step: Step | str) -> int | None:
+        """Return the token bound of LLM step ``step`` (a :class:`~sealgraph.model.Step`).
+
+        Raises:
+            ValueError: ``step`` is not a step.
+            KeyError: the step has no bound here (a test checks that every step has one).
+
+        """
+        bounds = {
+            Step.NEEDS: self.needs,
+            Step.EXTRACT: self.extract,
+            Step.ASSESS: self.assess,
+            Step.PLAN: self.plan,
+            Step.GENERATE: self.generate,
+        }
+        return bounds[Step(step)]
 
 
 StructuredOutputMethod = Literal["auto", "json_schema", "function_calling", "json_mode", "plain"]

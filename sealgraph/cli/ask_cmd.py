@@ -221,10 +221,8 @@ def run_ask(args: argparse.Namespace) -> int:
             overrides=overrides,
             callbacks=hook_callbacks(),
         )
-        run_input: dict[str, Any] = {"question": question}
-        if overrides:
-            run_input["config"] = overrides
-        return _drive(graph, run_input, config, thread_id, args)
+        # The overrides are the graph's own config (and recorded in the run's metadata).
+        return _drive(graph, {"question": question}, config, thread_id, args)
 
 
 def run_resume(args: argparse.Namespace) -> int:

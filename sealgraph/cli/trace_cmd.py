@@ -175,7 +175,9 @@ def run_replay(args: argparse.Namespace) -> int:
         graph, origin = graph_for_thread(
             checkpointer, thread_id, index_override=index, extra_overrides=overrides
         )
-        config = run_config(thread_id, index=origin.index, llm=origin.llm)
+        config = run_config(
+            thread_id, index=origin.index, llm=origin.llm, overrides=origin.overrides
+        )
         result = fork_run(graph, config, args.from_step, overrides, on_node=progress)
     diff = result.diff
     if args.json:

@@ -41,6 +41,7 @@ from sealgraph.types import Chunk, Hit
 
 if TYPE_CHECKING:  # pragma: no cover (sealgraph.index is imported when an index is)
     from sealgraph.index.protocol import SearchIndex
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
 __all__ = [
     "LLM_SUFFIX",
@@ -125,17 +126,53 @@ class Pipeline:
     """Fills, for an index and the evaluated questions, the per-index caches that
     the pipeline fills lazily, so that no method's latencies pay for work that the
     methods run after it get for free."""
+    knowledge: Callable[[SearchIndex], CorpusKnowledge] | None = None
+    """The corpus knowledge of an index, made once per index for the whole
+    evaluation and shared by every method (None: each use makes its own)."""
+
+
+class _KnowledgeOfIndexes:
+    """The corpus knowledge of each index an evaluation opens, made once per index."""
+
+    def __init__(self) -> None:
+        self._made: list[tuple[SearchIndex, CorpusKnowledge]] = []
+
+    def __call__(self, index: SearchIndex) -> CorpusKnowledge:
+        from sealgraph.ledger.knowledge import CorpusKnowledge
+
+        for known, knowledge in self._made:
+            if known is index:
+                return knowledge
+        knowledge = CorpusKnowledge(index)
+        self._made.append((index, knowledge))
+        return knowledge
 
 
 def default_pipeline() -> Pipeline:
-    """Return the real pipeline (imported lazily: it pulls in LangGraph)."""
-    from sealgraph.graph.builder import build_graph
+    """Return the real pipeline (imported lazily: it pulls in LangGraph).
+
+    One evaluation, one pipeline: its methods share each index's corpus knowledge.
+    """
+    from sealgraph.graph.builder import compile_graph, make_reasoner
+    from sealgraph.graph.context import RunContext
     from sealgraph.graph.steps import answer_from_evidence
 
+    knowledge = _KnowledgeOfIndexes()
+
+    def build_graph(*, index: SearchIndex, config: SealConfig, llm: Any = None) -> Any:
+        reasoner = make_reasoner(llm, config)
+        return compile_graph(RunContext.build(index, reasoner, config, knowledge(index)))
+
+    def answer(question: str, chunks: list[Chunk], index: SearchIndex, config: SealConfig, **kw):
+        return answer_from_evidence(
+            question, chunks, index, config, knowledge=knowledge(index), **kw
+        )
+
     return Pipeline(
-        answer_from_evidence=_recording_answers(answer_from_evidence),
+        answer_from_evidence=_recording_answers(answer),
         build_graph=build_graph,
-        warm_up=_warm_index_caches,
+        warm_up=lambda index, questions: _warm_index_caches(knowledge(index), questions),
+        knowledge=knowledge,
     )
 
 
@@ -306,15 +343,14 @@ def _packed_ranges(result: Mapping[str, Any]) -> tuple[CharRange, ...]:
     )
 
 
-def _warm_index_caches(index: SearchIndex, questions: Sequence[str]) -> None:
+def _warm_index_caches(knowledge: CorpusKnowledge, questions: Sequence[str]) -> None:
     # Passage features (mentions, qualifiers) are computed on a passage's first
     # use and question embeddings on a question's first dense query, and both are
     # cached per index: without this the first method would be charged for work
     # every later method reuses. Question embedding is thereby left out of every
     # method's latency alike.
-    from sealgraph.ledger.knowledge import knowledge_for
-
-    knowledge_for(index).features([chunk.chunk_id for chunk in index.iter_chunks()])
+    index = knowledge.index
+    knowledge.features([chunk.chunk_id for chunk in index.iter_chunks()])
     if index.has_dense:
         for question in questions:
             index.embed_query(question)
@@ -463,12 +499,18 @@ def rewrite_query(
 
 @reads_index_lexicon
 def expand_evidence(
-    question: str, index: SearchIndex, config: SealConfig
+    question: str,
+    index: SearchIndex,
+    config: SealConfig,
+    knowledge: CorpusKnowledge | None = None,
 ) -> tuple[list[Chunk], int]:
-    """Run the expansion baseline; return the evidence and the loops that added anything."""
-    from sealgraph.ledger.knowledge import knowledge_for
+    """Run the expansion baseline; return the evidence and the loops that added anything.
 
-    idf = knowledge_for(index).idf
+    ``knowledge``: the index's corpus knowledge (its word weights), made here when None.
+    """
+    from sealgraph.ledger.knowledge import CorpusKnowledge
+
+    idf = (knowledge if knowledge is not None else CorpusKnowledge(index)).idf
     hits = index.search_hybrid(question, config.k, retrieval=config.retrieval)
     evidence = _chunks_for_hits(index, hits)
     seen = {c.chunk_id for c in evidence}
@@ -494,7 +536,8 @@ def expand_evidence(
 
 def _build_expand(index: SearchIndex, config: SealConfig, pipeline: Pipeline) -> MethodRunner:
     def run(question: str) -> MethodOutput:
-        chunks, loops = expand_evidence(question, index, config)
+        knowledge = pipeline.knowledge(index) if pipeline.knowledge else None
+        chunks, loops = expand_evidence(question, index, config, knowledge)
         out = _answer_chunks(question, chunks, index, config, pipeline)
         return MethodOutput(
             evidence=out.evidence,

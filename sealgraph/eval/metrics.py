@@ -289,49 +289,87 @@ def aggregate_scores(scores: Sequence[QuestionScores]) -> dict[str, float | int 
     answer scores without a reference answer...) is None (JSON ``null``).
     ``peak_rss_mb`` is not a per-question quantity and is added by the runner.
     """
-    n = len(scores)
-
-    def mean(values: Iterable[float]) -> float:
-        return sum(values) / n if n else 0.0
-
-    def rate(values: Sequence[float]) -> float | None:
-        return sum(values) / len(values) if values else None
-
     documents = [s for s in scores if s.scores_documents]
     answerable = [s for s in scores if s.answerable]
     unanswerable = [s for s in scores if not s.answerable]
     referenced = [s for s in answerable if s.has_reference]
     span_evidence = [s.span_recall_evidence for s in scores if s.span_recall_evidence is not None]
     span_context = [s.span_recall_context for s in scores if s.span_recall_context is not None]
-    sp_total = sum(s.sp_sentences for s in scores)
-    latencies = [s.latency_ms for s in scores]
+    # The keys keep the order report.json has always had.
     return {
-        "recall": rate([s.recall for s in documents]),
-        "all_gold": rate([float(s.all_gold) for s in documents]),
-        "precision": rate([s.precision for s in documents]),
-        "evidence_size_mean": mean(s.evidence_size for s in scores),
-        "evidence_tokens_mean": mean(s.evidence_tokens for s in scores),
-        "context_tokens_mean": mean(s.context_tokens for s in scores),
-        "sp_sentence_recall": sum(s.sp_in_context for s in scores) / sp_total if sp_total else None,
-        "sp_sentence_recall_evidence": (
-            sum(s.sp_in_evidence for s in scores) / sp_total if sp_total else None
-        ),
-        "span_recall_evidence": rate(span_evidence),
-        "span_recall_context": rate(span_context),
-        "overlap_mean": mean(s.overlap for s in scores),
-        "answer_em": rate([float(s.exact_match) for s in referenced]),
-        "answer_f1": rate([s.f1 for s in referenced]),
-        "answer_containment": rate([float(s.contained) for s in referenced]),
-        "declined_answerable": rate([float(s.declined) for s in answerable]),
-        "declined_unanswerable": rate([float(s.declined) for s in unanswerable]),
-        "latency_ms_p50": percentile(latencies, 50),
-        "latency_ms_p95": percentile(latencies, 95),
-        "loops_mean": mean(s.loops for s in scores),
-        "llm_calls_mean": mean(s.llm_calls for s in scores),
-        "budget_violations": sum(1 for s in scores if s.budget_violation),
-        "n_questions": n,
+        **_document_rates(documents),
+        **_size_means(scores),
+        **_sentence_recalls(scores),
+        "span_recall_evidence": _rate(span_evidence),
+        "span_recall_context": _rate(span_context),
+        "overlap_mean": _mean([s.overlap for s in scores]),
+        **_answer_rates(referenced, answerable, unanswerable),
+        **_cost_metrics(scores),
+        "n_questions": len(scores),
         "n_answerable": len(answerable),
         "n_unanswerable": len(unanswerable),
         "n_with_reference": len(referenced),
         "n_with_spans": len(span_evidence),
+    }
+
+
+def _mean(values: Sequence[float]) -> float:
+    # Over every question: 0.0 for an empty run.
+    return sum(values) / len(values) if values else 0.0
+
+
+def _rate(values: Sequence[float]) -> float | None:
+    # Over the questions it applies to: None when it applies to none.
+    return sum(values) / len(values) if values else None
+
+
+def _document_rates(documents: Sequence[QuestionScores]) -> dict[str, float | None]:
+    return {
+        "recall": _rate([s.recall for s in documents]),
+        "all_gold": _rate([float(s.all_gold) for s in documents]),
+        "precision": _rate([s.precision for s in documents]),
+    }
+
+
+def _size_means(scores: Sequence[QuestionScores]) -> dict[str, float]:
+    return {
+        "evidence_size_mean": _mean([s.evidence_size for s in scores]),
+        "evidence_tokens_mean": _mean([s.evidence_tokens for s in scores]),
+        "context_tokens_mean": _mean([s.context_tokens for s in scores]),
+    }
+
+
+def _sentence_recalls(scores: Sequence[QuestionScores]) -> dict[str, float | None]:
+    # A micro-average over all gold supporting sentences, not a mean over questions.
+    sp_total = sum(s.sp_sentences for s in scores)
+    if not sp_total:
+        return {"sp_sentence_recall": None, "sp_sentence_recall_evidence": None}
+    return {
+        "sp_sentence_recall": sum(s.sp_in_context for s in scores) / sp_total,
+        "sp_sentence_recall_evidence": sum(s.sp_in_evidence for s in scores) / sp_total,
+    }
+
+
+def _answer_rates(
+    referenced: Sequence[QuestionScores],
+    answerable: Sequence[QuestionScores],
+    unanswerable: Sequence[QuestionScores],
+) -> dict[str, float | None]:
+    return {
+        "answer_em": _rate([float(s.exact_match) for s in referenced]),
+        "answer_f1": _rate([s.f1 for s in referenced]),
+        "answer_containment": _rate([float(s.contained) for s in referenced]),
+        "declined_answerable": _rate([float(s.declined) for s in answerable]),
+        "declined_unanswerable": _rate([float(s.declined) for s in unanswerable]),
+    }
+
+
+def _cost_metrics(scores: Sequence[QuestionScores]) -> dict[str, float | int]:
+    latencies = [s.latency_ms for s in scores]
+    return {
+        "latency_ms_p50": percentile(latencies, 50),
+        "latency_ms_p95": percentile(latencies, 95),
+        "loops_mean": _mean([s.loops for s in scores]),
+        "llm_calls_mean": _mean([s.llm_calls for s in scores]),
+        "budget_violations": sum(1 for s in scores if s.budget_violation),
     }

@@ -16,26 +16,28 @@ one config, a list of questions, an index.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sealgraph.config import SealConfig
-from sealgraph.errors import ConfigError, InputError
 from sealgraph.eval import metrics
-from sealgraph.eval.corpus_questions import (
-    CorpusQuestion,
-    CorpusSources,
-    check_index_matches,
-    detect_format,
-    load_corpus_questions,
+from sealgraph.eval._inputs import (
+    AnyQuestion,
+    check_llm_mode,
+    check_outputs,
+    check_selection,
+    open_questions,
+    run_config,
+    sweep_grids,
+    warn_unused_llm_overrides,
 )
-from sealgraph.eval.dataset import EvalQuestion, load_questions
-from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, OpenedIndex, open_index
+from sealgraph.eval.corpus_questions import CorpusQuestion
+from sealgraph.eval.dataset import EvalQuestion
+from sealgraph.eval.index_cache import OpenedIndex
 from sealgraph.eval.llm_stats import llm_summary
 from sealgraph.eval.methods import (
     Method,
@@ -47,13 +49,10 @@ from sealgraph.eval.methods import (
 )
 from sealgraph.eval.progress import ProgressBar
 from sealgraph.eval.report import write_outputs
-from sealgraph.eval.split import check_split, select_split
-from sealgraph.ingest import load_documents
 from sealgraph.text.tokens import encoding_for_model, get_encoding
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
-    from sealgraph.types import Document
 
 __all__ = [
     "AnyQuestion",
@@ -65,9 +64,6 @@ __all__ = [
     "run_eval",
     "score_output",
 ]
-
-AnyQuestion = EvalQuestion | CorpusQuestion
-"""A multi-hop QA question or a question about a corpus folder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,41 +160,29 @@ def score_output(
     with the evidence doc ids). A declined answer scores 0 on EM, F1 and
     containment.
     """
-    if isinstance(question, CorpusQuestion):
-        gold_documents = question.gold_documents
-        evidence_documents = [chunk.doc_id for chunk in output.evidence]
-        answerable = question.answerable
-        reference = question.answer if answerable else None
-        gold_sentences: tuple[str, ...] = ()
-        gold_spans = [(s.document, s.start, s.end) for s in question.gold_spans]
-    else:
-        gold_documents = question.gold_titles
-        evidence_documents = [chunk.title for chunk in output.evidence]
-        answerable = True
-        reference = question.answer
-        gold_sentences = question.gold_sentences
-        gold_spans = []
+    gold = _gold_of(question, output)
+    reference = gold.reference
     evidence_text = "\n".join(chunk.text for chunk in output.evidence)
     answered = reference is not None and not output.declined
     # EM and F1 score the short span when the answer step marked one: the answer text
     # also carries its cited sentences, which containment reads instead.
     scored = output.short_answer or output.answer
     span_evidence = span_context = None
-    if answerable and gold_spans:
+    if gold.answerable and gold.spans:
         span_evidence = metrics.span_char_recall(
-            gold_spans, [(c.doc_id, c.start, c.end) for c in output.evidence]
+            gold.spans, [(c.doc_id, c.start, c.end) for c in output.evidence]
         )
-        span_context = metrics.span_char_recall(gold_spans, output.packed)
+        span_context = metrics.span_char_recall(gold.spans, output.packed)
     return metrics.QuestionScores(
-        recall=metrics.title_recall(gold_documents, evidence_documents),
-        all_gold=metrics.all_gold(gold_documents, evidence_documents),
-        precision=metrics.title_precision(gold_documents, evidence_documents),
+        recall=metrics.title_recall(gold.documents, gold.evidence_documents),
+        all_gold=metrics.all_gold(gold.documents, gold.evidence_documents),
+        precision=metrics.title_precision(gold.documents, gold.evidence_documents),
         evidence_size=len(output.evidence),
         evidence_tokens=sum(chunk.n_tokens for chunk in output.evidence),
         context_tokens=output.context_tokens,
-        sp_sentences=len(gold_sentences),
-        sp_in_context=metrics.sentences_present(gold_sentences, output.context),
-        sp_in_evidence=metrics.sentences_present(gold_sentences, evidence_text),
+        sp_sentences=len(gold.sentences),
+        sp_in_context=metrics.sentences_present(gold.sentences, output.context),
+        sp_in_evidence=metrics.sentences_present(gold.sentences, evidence_text),
         overlap=metrics.mean_pairwise_overlap(
             [str(citation.get("text", "")) for citation in output.citations]
         ),
@@ -208,14 +192,48 @@ def score_output(
         loops=output.loops,
         llm_calls=output.llm_calls,
         budget_violation=budget_exceeded,
-        answerable=answerable,
-        scores_documents=answerable
-        and (bool(gold_documents) or isinstance(question, EvalQuestion)),
+        answerable=gold.answerable,
+        scores_documents=gold.answerable
+        and (bool(gold.documents) or isinstance(question, EvalQuestion)),
         has_reference=reference is not None,
         declined=output.declined,
         contained=answered and metrics.answer_contained(output.answer, reference or ""),
         span_recall_evidence=span_evidence,
         span_recall_context=span_context,
+    )
+
+
+class _Gold(NamedTuple):
+    """What a question's output is scored against, and the evidence in the same terms."""
+
+    documents: tuple[str, ...]
+    evidence_documents: list[str]
+    answerable: bool
+    reference: str | None
+    sentences: tuple[str, ...]
+    spans: list[tuple[str, int, int]]
+
+
+def _gold_of(question: AnyQuestion, output: MethodOutput) -> _Gold:
+    # Corpus questions compare doc ids and have gold spans; multi-hop ones compare titles
+    # and have gold sentences.
+    if isinstance(question, CorpusQuestion):
+        answerable = question.answerable
+        return _Gold(
+            documents=question.gold_documents,
+            evidence_documents=[chunk.doc_id for chunk in output.evidence],
+            answerable=answerable,
+            reference=question.answer if answerable else None,
+            sentences=(),
+            spans=[(s.document, s.start, s.end) for s in question.gold_spans],
+        )
+    return _Gold(
+        documents=question.gold_titles,
+        evidence_documents=[chunk.title for chunk in output.evidence],
+        answerable=True,
+        reference=question.answer,
+        sentences=question.gold_sentences,
+        spans=[],
     )
 
 
@@ -339,126 +357,140 @@ def run_eval(
 
     """
     chosen = parse_methods(methods, llm=llm)
-    if llm and not any(method.llm for method in chosen):
-        raise InputError(
-            "--llm puts the graph methods (seal, seal-append) in LLM mode: give one in --methods"
-        )
-    config = _run_config(k=k, budget=budget, max_loops=max_loops, overrides=overrides)
-    llm_keys = sorted(key for key in overrides or {} if key == "llm" or key.startswith("llm."))
-    if llm_keys and not any(method.llm for method in chosen):
-        print(
-            f"sealgraph: warning: --set {', '.join(llm_keys)} has no effect without --llm (or a "
-            "NAME+llm method such as seal+llm): every method runs offline",
-            file=sys.stderr,
-        )
-    sweep_configs = {
-        "k": _sweep_configs(config, "k", sweep_k, flag="--sweep-k"),
-        "loops": _sweep_configs(config, "max_loops", sweep_loops, flag="--sweep-loops"),
-    }
-    sweep_configs = {name: grid for name, grid in sweep_configs.items() if grid}
-    _check_output_paths(out, records_out, plot)
-    if plot is not None:
-        if not sweep_configs:
-            raise InputError("--plot draws the sweeps: give --sweep-k and/or --sweep-loops")
-        if importlib.util.find_spec("matplotlib") is None:
-            raise InputError(
-                "--plot needs matplotlib, which is not installed: pip install 'sealgraph[plot]'"
-            )
-
-    check_split(split)
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
+    check_llm_mode(chosen, llm=llm)
+    config = run_config(k=k, budget=budget, max_loops=max_loops, overrides=overrides)
+    warn_unused_llm_overrides(chosen, overrides)
+    sweeps = sweep_grids(config, sweep_k=sweep_k, sweep_loops=sweep_loops)
+    check_outputs(out, records_out, plot, has_sweeps=bool(sweeps))
+    check_selection(split, limit)
     questions_path = Path(questions)
-    mode = _question_mode(questions_path, corpus=corpus, index_dir=index_dir, pools=pools)
-    encoding = encoding_for_model(config.tokenizer_model)
-    if mode == "corpus":
-        eval_questions, opened, corpus_size = _open_corpus(
-            questions_path,
-            corpus,
-            index_dir,
-            embedder=embedder,
-            encoding=encoding,
-            lexicon=config.lexicon,
-        )
-    else:
-        eval_questions = list(load_questions(questions_path))
-        documents = load_documents([questions_path, *(Path(p) for p in pools)])
-        opened = _open_documents(
-            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=config.lexicon
-        )
-        corpus_size = len(documents)
-    eval_questions = _pick(eval_questions, split, limit, questions_path)
+    loaded = open_questions(
+        questions_path,
+        corpus=corpus,
+        index_dir=index_dir,
+        pools=pools,
+        embedder=embedder,
+        config=config,
+        split=split,
+        limit=limit,
+    )
+    index = loaded.opened.index
     if progress:
-        verb = "loaded" if opened.reused else "built"
-        print(
-            f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
-            f"{opened.index.n_chunks} chunks)",
-            file=sys.stderr,
-        )
+        _announce_index(loaded.opened)
     for method in chosen:
-        require_dense(method, opened.index)  # fail before any method runs
+        require_dense(method, index)  # fail before any method runs
     pipeline = pipeline or default_pipeline()
-    if pipeline.warm_up is not None:
-        started = time.perf_counter()
-        pipeline.warm_up(opened.index, [q.question for q in eval_questions])
-        if progress:
-            print(f"index warmed in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    _warm_up(pipeline, index, loaded.questions, progress=progress)
 
-    runs: dict[tuple[str, int, int | None], MethodRun] = {}
-
-    def run(method: Method, run_config: SealConfig) -> MethodRun:
-        # Methods without a loop give the same result at every loop budget: run them once.
-        key = (method.name, run_config.k, run_config.max_loops if method.uses_loops else None)
-        if key not in runs:
-            label = f"{method.name} k={run_config.k}"
-            if method.uses_loops:
-                label += f" L={run_config.max_loops}"
-            with ProgressBar(len(eval_questions), label, enabled=progress) as bar:
-                runs[key] = evaluate_method(
-                    method,
-                    eval_questions,
-                    opened.index,
-                    run_config,
-                    pipeline,
-                    on_question=bar.advance,
-                )
-        return runs[key]
-
+    run = _MethodRuns(loaded.questions, index, pipeline, progress=progress)
     main_runs = {method.name: run(method, config) for method in chosen}
-    _warn_open_circuits(main_runs, len(eval_questions))
+    _warn_open_circuits(main_runs, len(loaded.questions))
     report: dict[str, Any] = {
-        "format": mode,
+        "format": loaded.mode,
         "questions_file": str(questions_path),
         "pool_files": [str(p) for p in pools],
         "corpus_dir": str(corpus) if corpus is not None else None,
         "split": split,
-        "n_questions": len(eval_questions),
-        "corpus_size": corpus_size,
+        "n_questions": len(loaded.questions),
+        "corpus_size": loaded.corpus_size,
         "k": config.k,
         "budget": config.budget,
         "max_loops": config.max_loops,
         "methods": {name: result.metrics for name, result in main_runs.items()},
     }
-    if sweep_configs:
-        report["sweeps"] = {
-            name: {
-                str(value): {m.name: run(m, value_config).metrics for m in chosen}
-                for value, value_config in grid.items()
-            }
-            for name, grid in sweep_configs.items()
+    if sweeps:
+        report["sweeps"] = _sweep_metrics(run, chosen, sweeps)
+    report["index"] = _index_summary(loaded.opened)
+    report["config"] = config.to_dict()
+
+    records = [record for result in main_runs.values() for record in result.records]
+    write_outputs(report, records, out=out, records_out=records_out, plot=plot)
+    return EvalResult(report=report, records=records)
+
+
+def _announce_index(opened: OpenedIndex) -> None:
+    verb = "loaded" if opened.reused else "built"
+    print(
+        f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
+        f"{opened.index.n_chunks} chunks)",
+        file=sys.stderr,
+    )
+
+
+def _warm_up(
+    pipeline: Pipeline, index: SearchIndex, questions: Sequence[AnyQuestion], *, progress: bool
+) -> None:
+    # The pipeline's own warm-up (not timed as part of any method).
+    if pipeline.warm_up is None:
+        return
+    started = time.perf_counter()
+    pipeline.warm_up(index, [q.question for q in questions])
+    if progress:
+        print(f"index warmed in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+
+
+class _MethodRuns:
+    """Runs a method under a config once, with a progress bar, and remembers the result.
+
+    Methods without a loop give the same result at every loop budget: a sweep
+    over loops reuses their run instead of running them again.
+    """
+
+    def __init__(
+        self,
+        questions: Sequence[AnyQuestion],
+        index: SearchIndex,
+        pipeline: Pipeline,
+        *,
+        progress: bool,
+    ) -> None:
+        self._questions = questions
+        self._index = index
+        self._pipeline = pipeline
+        self._progress = progress
+        self._runs: dict[tuple[str, int, int | None], MethodRun] = {}
+
+    def __call__(self, method: Method, run_config: SealConfig) -> MethodRun:
+        key = (method.name, run_config.k, run_config.max_loops if method.uses_loops else None)
+        if key not in self._runs:
+            label = f"{method.name} k={run_config.k}"
+            if method.uses_loops:
+                label += f" L={run_config.max_loops}"
+            with ProgressBar(len(self._questions), label, enabled=self._progress) as bar:
+                self._runs[key] = evaluate_method(
+                    method,
+                    self._questions,
+                    self._index,
+                    run_config,
+                    self._pipeline,
+                    on_question=bar.advance,
+                )
+        return self._runs[key]
+
+
+def _sweep_metrics(
+    run: Callable[[Method, SealConfig], MethodRun],
+    chosen: Sequence[Method],
+    sweeps: Mapping[str, Mapping[int, SealConfig]],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    # report["sweeps"][sweep name][value][method name] = the method's metrics.
+    return {
+        name: {
+            str(value): {m.name: run(m, value_config).metrics for m in chosen}
+            for value, value_config in grid.items()
         }
-    report["index"] = {
+        for name, grid in sweeps.items()
+    }
+
+
+def _index_summary(opened: OpenedIndex) -> dict[str, Any]:
+    return {
         "path": str(opened.path),
         "embedder": opened.index.embedder_name,
         "n_docs": opened.index.n_docs,
         "n_chunks": opened.index.n_chunks,
         "has_dense": bool(opened.index.has_dense),
     }
-    report["config"] = config.to_dict()
-
-    records = [record for result in main_runs.values() for record in result.records]
-    write_outputs(report, records, out=out, records_out=records_out, plot=plot)
-    return EvalResult(report=report, records=records)
 
 
 def _warn_open_circuits(runs: Mapping[str, MethodRun], n_questions: int) -> None:
@@ -475,144 +507,3 @@ def _warn_open_circuits(runs: Mapping[str, MethodRun], n_questions: int) -> None
             "LLM steps used the offline reasoner (see the LLM table and report.json)",
             file=sys.stderr,
         )
-
-
-def _question_mode(
-    path: Path,
-    *,
-    corpus: str | Path | None,
-    index_dir: str | Path | None,
-    pools: Sequence[str | Path],
-) -> str:
-    # "corpus" or "multihop"; refuses the flag combinations that make no sense.
-    found = detect_format(path)
-    if corpus is None and found != "corpus":
-        return "multihop"
-    if found == "multihop":
-        raise InputError(
-            f"{path} is multi-hop QA JSONL, whose paragraphs are the corpus: drop --corpus "
-            "(--corpus is for questions with gold_documents and gold_spans)"
-        )
-    if pools:
-        raise InputError(
-            "--pool adds the paragraphs of multi-hop QA files to the corpus; with questions "
-            "about a corpus folder, put every document in that folder instead"
-        )
-    if corpus is None and index_dir is None:
-        raise InputError(
-            f"{path} holds questions about a corpus folder (gold_documents, gold_spans): "
-            "give --corpus DIR, or --index DIR of an index built from that folder"
-        )
-    return "corpus"
-
-
-def _open_documents(
-    documents: list[Document],
-    index_dir: str | Path | None,
-    *,
-    embedder: str,
-    encoding: str,
-    lexicon: str = "english",
-) -> OpenedIndex:
-    # Every eval index is chunked alike, so cached indexes of one corpus are shared.
-    return open_index(
-        documents,
-        index_dir,
-        embedder=embedder,
-        max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
-        encoding=encoding,
-        lexicon=lexicon,
-    )
-
-
-def _open_corpus(
-    path: Path,
-    corpus: str | Path | None,
-    index_dir: str | Path | None,
-    *,
-    embedder: str,
-    encoding: str,
-    lexicon: str = "english",
-) -> tuple[list[CorpusQuestion], OpenedIndex, int]:
-    # The corpus questions and the index of their folder (built, cached or given).
-    from sealgraph.index import load_index
-
-    if corpus is not None:
-        folder = Path(corpus)
-        if not folder.is_dir():
-            what = "is not a folder" if folder.exists() else "does not exist"
-            raise InputError(f"--corpus {folder} {what}")
-        documents = load_documents(folder)
-        sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
-        questions = load_corpus_questions(path, sources)
-        opened = _open_documents(
-            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=lexicon
-        )
-        corpus_size = len(documents)
-    else:
-        assert index_dir is not None  # _question_mode refused it
-        index_path = Path(index_dir)
-        if not (index_path.is_dir() and any(index_path.iterdir())):
-            raise InputError(
-                f"--index {index_path} holds no index; give --corpus DIR to build one there"
-            )
-        index = load_index(index_path)
-        sources = CorpusSources.from_index(index)
-        questions = load_corpus_questions(path, sources)
-        opened = OpenedIndex(index=index, path=index_path, reused=True)
-        corpus_size = index.n_docs
-    check_index_matches(questions, opened.index, sources, path)
-    return questions, opened, corpus_size
-
-
-def _pick(
-    questions: Sequence[AnyQuestion], split: str | None, limit: int | None, path: Path
-) -> list[AnyQuestion]:
-    picked = select_split(questions, split, lambda q: q.qid)
-    if not picked:
-        raise InputError(f"no question of {path} is in split {split}")
-    return picked[:limit] if limit is not None else picked
-
-
-def _run_config(
-    *, k: int, budget: int | None, max_loops: int | None, overrides: Mapping[str, Any] | None
-) -> SealConfig:
-    if k < 1:
-        raise InputError(f"--k must be at least 1, got {k}")
-    if budget is not None and budget < _MIN_BUDGET:
-        raise InputError(
-            f"--budget {budget} is too small: no evidence item fits in fewer than "
-            f"{_MIN_BUDGET} tokens"
-        )
-    if max_loops is not None and max_loops < 0:
-        raise InputError(f"--max-loops must be at least 0, got {max_loops}")
-    config = SealConfig().override(overrides)
-    explicit = {"k": k, "budget": budget, "max_loops": max_loops}
-    return config.override({key: value for key, value in explicit.items() if value is not None})
-
-
-_MIN_BUDGET = 16
-"""Smallest budget that can hold one rendered evidence item (``SealConfig.budget``'s bound)."""
-
-
-def _sweep_configs(
-    config: SealConfig, key: str, values: Sequence[int], *, flag: str
-) -> dict[int, SealConfig]:
-    grid = {}
-    for value in sorted(set(values)):
-        try:
-            grid[value] = config.override({key: value})
-        except ConfigError as exc:
-            raise ConfigError(f"{flag} {value}: {exc}") from None
-    return grid
-
-
-def _check_output_paths(*paths: str | Path | None) -> None:
-    for path in paths:
-        if path is None:
-            continue
-        parent = Path(path).parent
-        if not parent.is_dir():
-            raise InputError(f"cannot write {path}: directory {parent} does not exist")
-        if Path(path).is_dir():
-            raise InputError(f"cannot write {path}: it is a directory")

@@ -6,6 +6,11 @@ The topology::
                       ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
                       └──── changed ←── replace ←─────┘
                                         └─ no swap improves ─→ pack
+
+Each node is a typed function ``(state, runtime: Runtime[RunContext]) -> Update`` of
+:mod:`sealgraph.nodes`. :class:`SealNode` runs it: it settles the run's context
+once (:func:`sealgraph.graph.context.settle`), reads in the run's lexicon, and gives
+an async run's LLM calls the run's event loop (:mod:`sealgraph.graph.aio`).
 """
 
 from __future__ import annotations
@@ -14,71 +19,85 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 
 from sealgraph.config import SealConfig
 from sealgraph.graph.aio import LoopReasoner
-from sealgraph.graph.context import SealContext
+from sealgraph.graph.context import RunContext, SealContext, settle
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
 from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
-from sealgraph.nodes._common import resolve
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
-from sealgraph.text.lexicon import lexicon_of, use_lexicon
+from sealgraph.text.lexicon import use_lexicon
 
-try:
-    from langgraph._internal._runnable import RunnableCallable
-except ImportError:  # pragma: no cover - older LangGraph
-    from langgraph.utils.runnable import RunnableCallable  # type: ignore[no-redef]
+__all__ = [
+    "NODE_FUNCTIONS",
+    "SealNode",
+    "build_graph",
+    "compile_graph",
+    "make_reasoner",
+    "seal_state_graph",
+]
+
+NodeFn = Callable[[SealState, Runtime[RunContext]], Any]
+"""A node: ``(state, runtime) -> partial state update``, its runtime's context settled."""
 
 
-def _node(fn, default: SealContext):
-    # Not functools.wraps: LangGraph reads the wrapper's own signature to decide
-    # what to inject (config, runtime), and wraps would expose fn's instead.
-    def run(
-        state: SealState,
-        config: RunnableConfig,
-        runtime: Runtime[SealContext],
-        loop: asyncio.AbstractEventLoop | None = None,
-    ) -> dict[str, Any]:
-        ctx, cfg = resolve(state, runtime, default)
+class SealNode(Runnable[SealState, Any]):
+    """Runs one node function in its run's settled context, sync or async.
+
+    A plain :class:`~langchain_core.runnables.Runnable` (no callback run of its own,
+    like LangGraph's own node wrapper): ``invoke`` runs the node in the caller's
+    thread; ``ainvoke`` runs it in a worker thread (search, extraction and packing
+    are CPU work) with the reasoner's async steps awaited on the run's loop.
+    """
+
+    def __init__(self, fn: NodeFn, default: RunContext) -> None:
+        self.fn = fn
+        """The node function."""
+        self.default = default
+        """The context the graph was built with."""
+        self.name = fn.__name__
+
+    def _run(
+        self, state: SealState, runtime: Runtime[Any], loop: asyncio.AbstractEventLoop | None
+    ) -> Any:
+        run = settle(runtime.context, self.default)
         if loop is not None:  # an async run: the reasoner's async steps run on its loop
-            ctx = dataclasses.replace(ctx, reasoner=LoopReasoner(ctx.reasoner, loop))
-        # The run reads in the index's language (the config's for an index that
-        # records none): every node sets it, whatever thread LangGraph runs it on.
-        with use_lexicon(lexicon_of(ctx.index, cfg.lexicon)):
-            return fn(state, ctx, cfg, config)
+            run = dataclasses.replace(run, reasoner=LoopReasoner(run.reasoner, loop))
+        # Every node sets the run's language, whatever thread LangGraph runs it on.
+        with use_lexicon(run.lexicon):
+            return self.fn(state, runtime.override(context=run))
 
-    async def arun(
-        state: SealState, config: RunnableConfig, runtime: Runtime[SealContext]
-    ) -> dict[str, Any]:
-        # The node's one implementation runs in a worker thread; its LLM calls are
-        # awaited on this loop (sealgraph.graph.aio), which stays free meanwhile.
+    def invoke(self, input: SealState, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the node (LangGraph calls this with the node's config in context)."""
+        return self._run(input, get_runtime(), None)
+
+    async def ainvoke(
+        self, input: SealState, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Any:
+        """Run the node in a worker thread; its LLM calls are awaited on this loop."""
         loop = asyncio.get_running_loop()
-        return await run_in_executor(config, run, state, config, runtime, loop)
-
-    run.__name__ = arun.__name__ = fn.__name__
-    run.__doc__ = arun.__doc__ = fn.__doc__
-    # What LangGraph makes of a sync function (trace=False), with a real async side.
-    return RunnableCallable(run, arun, name=fn.__name__, trace=False)
+        runtime = get_runtime()
+        return await run_in_executor(config, self._run, input, runtime, loop)
 
 
-def _after_assess(state: SealState) -> str:
+def _after_assess(state: SealState) -> Literal["pack", "micro_query"]:
     return "pack" if state.get("stop_reason") else "micro_query"
 
 
-def _after_micro_query(state: SealState) -> str:
+def _after_micro_query(state: SealState) -> Literal["pack", "replace"]:
     return "pack" if state.get("stop_reason") else "replace"
 
 
-def _after_replace(state: SealState) -> str:
+def _after_replace(state: SealState) -> Literal["pack", "extract"]:
     return "pack" if state.get("stop_reason") else "extract"
 
 
@@ -99,7 +118,7 @@ def build_graph(
     checkpointer: Any = None,
     *,
     name: str = "sealgraph",
-):
+) -> CompiledStateGraph:
     """Build and compile the SEAL graph.
 
     Args:
@@ -113,11 +132,11 @@ def build_graph(
         name: Name of the compiled graph (shown when used as a subgraph).
 
     Returns:
-        A compiled graph (a :class:`SealGraph`, i.e. a LangGraph
-        ``CompiledStateGraph``): ``graph.invoke({"question": ...})`` returns
+        A compiled LangGraph graph: ``graph.invoke({"question": ...})`` returns
         ``answer``, ``citations``, ``evidence``, ``context``, ``context_tokens``,
         ``loops``, ``gaps`` and ``seal_log``; ``graph.as_tool()`` is a LangChain
-        tool taking ``{"question": str}``.
+        tool taking ``{"question": str}`` (:func:`sealgraph.integrations.langchain.make_tool`
+        gives one that answers with citations and the evidence as artifacts).
 
     Raises:
         InputError: ``index`` is neither a directory nor a sealgraph index (for
@@ -134,51 +153,24 @@ def build_graph(
         expected="a directory or sealgraph.index.load_index(...)",
     )
     cfg = config if isinstance(config, SealConfig) else SealConfig.from_dict(config)
-    default = SealContext(index=index, reasoner=make_reasoner(llm, cfg), config=cfg)
-
-    graph = seal_state_graph(lambda fn: _node(fn, default))
-    compiled = graph.compile(checkpointer=checkpointer, name=name)
-    # StateGraph.compile always makes a CompiledStateGraph; only as_tool differs.
-    compiled.__class__ = SealGraph
-    return compiled
+    return compile_graph(
+        RunContext.build(index, make_reasoner(llm, cfg), cfg), checkpointer=checkpointer, name=name
+    )
 
 
-class SealGraph(CompiledStateGraph):
-    """The graph :func:`build_graph` returns: a ``CompiledStateGraph`` with a working ``as_tool``.
+def compile_graph(
+    default: RunContext, *, checkpointer: Any = None, name: str = "sealgraph"
+) -> CompiledStateGraph:
+    """Compile the SEAL graph whose runs default to ``default`` (what :func:`build_graph` does).
 
-    LangChain's ``Runnable.as_tool()`` derives a compiled graph's tool arguments
-    from the input ``TypedDict``'s type hints and marks every key required,
-    ``NotRequired`` ones included, so on a plain compiled graph the tool refuses
-    ``{"question": ...}`` (``config: Field required``). This subclass changes
-    nothing else (copies and ``with_config`` keep the class).
+    For callers that hold a context already: an evaluation builds several graphs
+    over one index and gives them one corpus knowledge.
     """
-
-    def as_tool(
-        self,
-        args_schema: Any = None,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        arg_types: dict[str, type] | None = None,
-    ) -> Any:
-        """Return the graph as a LangChain tool taking ``{"question": str}``.
-
-        Without ``args_schema`` or ``arg_types`` this is
-        :func:`sealgraph.integrations.langchain.make_tool` on this graph (named after the graph
-        unless ``name`` is given): the answer with its citations as content, the
-        evidence as ``Document`` artifacts. With either, LangChain's generic
-        ``Runnable.as_tool`` applies.
-        """
-        if args_schema is not None or arg_types is not None:
-            return super().as_tool(
-                args_schema, name=name, description=description, arg_types=arg_types
-            )
-        from sealgraph.integrations.langchain import make_tool
-
-        return make_tool(self, name=name or self.get_name(), description=description)
+    graph = seal_state_graph(lambda fn: SealNode(fn, default))
+    return graph.compile(checkpointer=checkpointer, name=name)
 
 
-NODE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
+NODE_FUNCTIONS: dict[str, NodeFn] = {
     "search": search.search,
     "extract": extract.extract,
     "assess": assess.assess,
@@ -187,15 +179,15 @@ NODE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "pack": pack.pack,
     "generate": generate.generate,
 }
-"""The node functions ``fn(state, ctx, cfg, config)`` by node name, in pipeline order."""
+"""The node functions by node name, in pipeline order."""
 
 
-def seal_state_graph(make_node: Callable[[Callable[..., dict[str, Any]]], Any]) -> StateGraph:
+def seal_state_graph(make_node: Callable[[NodeFn], Any]) -> StateGraph:
     """Return the uncompiled SEAL topology (the diagram above).
 
     Args:
         make_node: Turns each node function of :data:`NODE_FUNCTIONS` into the
-            callable the graph runs (:func:`build_graph` binds the run's context).
+            runnable the graph runs (:func:`build_graph` binds the built context).
 
     """
     g = StateGraph(

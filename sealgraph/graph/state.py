@@ -1,15 +1,17 @@
-"""Graph state: what flows between the nodes, and the input/output schemas.
+"""Graph state: what flows between the nodes, the input/output schemas, one update per node.
 
-The input schema is just the question (plus optional per-run config overrides);
-the output schema is the answer with its evidence and the run's events under
-``seal_log``, a key named so that it cannot collide with a parent graph's own log
-when sealgraph runs as a subgraph.
+The input schema is just the question (a run's own settings travel in its context:
+:class:`sealgraph.graph.context.SealContext`); the output schema is the answer with
+its evidence and the run's events under ``seal_log``, a key named so that it cannot
+collide with a parent graph's own log when sealgraph runs as a subgraph. Records kept
+in the state are plain JSON data (checkpoints are read with an allow-list of plain
+types), typed here as ``TypedDict``; each node returns its own update type.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
@@ -22,14 +24,29 @@ def _first_reason(current: str, new: str) -> str:
 
 
 class SealInput(TypedDict):
-    """What a caller passes in."""
+    """What a caller passes in (a run's settings go in its context, not here)."""
 
     question: str
     """The question to answer."""
-    config: NotRequired[dict[str, Any]]
-    """Per-run config overrides, dotted or nested (``{"k": 5, "retrieval": {"pool": 50}}``):
-    only the bounded keys of :data:`sealgraph.config.RUN_OVERRIDES`; everything else
-    is set when the graph is built."""
+
+
+class SlotRecord(TypedDict):
+    """One of the k evidence slots."""
+
+    chunk_id: str
+    """The passage in the slot."""
+    inserted_loop: int
+    """The loop that put it there (0 = initial search)."""
+
+
+NeedsRecord = dict[str, Any]
+"""N(q) as :meth:`sealgraph.ledger.needs.QuestionNeeds.to_dict` writes it."""
+LedgerRecord = dict[str, Any]
+"""U_t as :meth:`sealgraph.ledger.ledger.EntityLedger.to_dict` writes it."""
+GapRecord = dict[str, Any]
+"""A gap as :meth:`sealgraph.ledger.gaps.Gap.to_dict` writes it."""
+QueryRecord = dict[str, Any]
+"""A micro-query as :meth:`sealgraph.repair.microqueries.MicroQuery.to_dict` writes it."""
 
 
 class SealOutput(TypedDict):
@@ -56,13 +73,13 @@ class SealOutput(TypedDict):
 class SealState(SealInput, SealOutput):
     """Full internal state."""
 
-    needs: dict[str, Any]
+    needs: NeedsRecord
     """N(q) as read from the question."""
-    slots: list[dict[str, Any]]
+    slots: list[SlotRecord]
     """Evidence set as ``{"chunk_id", "inserted_loop"}`` slots."""
-    ledger: dict[str, Any]
+    ledger: LedgerRecord
     """The entity ledger U_t (see :class:`sealgraph.ledger.ledger.EntityLedger`)."""
-    queries: list[dict[str, Any]]
+    queries: list[QueryRecord]
     """Micro-queries of the current loop."""
     issued: list[str]
     """Texts of every micro-query issued so far."""
@@ -97,3 +114,94 @@ class SealState(SealInput, SealOutput):
     (refused connection, rejected key, no supported structured output method) of the
     step that opened it. Once set it stays: every later LLM step of the run falls
     back without a call. Per run, for the same reasons as ``llm_seconds``."""
+
+
+class SearchUpdate(TypedDict, total=False):
+    """What ``search`` writes: N(q), the initial top-k and a fresh loop."""
+
+    question: str
+    needs: NeedsRecord
+    slots: list[SlotRecord]
+    ledger: LedgerRecord
+    issued: list[str]
+    blocklist: list[str]
+    candidates: dict[str, list[str]]
+    queries: list[QueryRecord]
+    loop: int
+    stop_reason: str
+    sufficient: bool
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]
+
+
+class ExtractUpdate(TypedDict, total=False):
+    """What ``extract`` writes: the ledger with the new passages' facts."""
+
+    ledger: LedgerRecord
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]
+
+
+class AssessUpdate(TypedDict, total=False):
+    """What ``assess`` writes: the gap specification and the gate's verdict."""
+
+    gaps: list[GapRecord]
+    sufficient: bool
+    stop_reason: str
+    need_support: dict[str, float] | None
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]
+
+
+class MicroQueryUpdate(TypedDict, total=False):
+    """What ``micro_query`` writes: this loop's queries and their candidates."""
+
+    loop: int
+    queries: list[QueryRecord]
+    issued: list[str]
+    candidates: dict[str, list[str]]
+    stop_reason: str
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]
+
+
+class ReplaceUpdate(TypedDict, total=False):
+    """What ``replace`` writes: the repaired k slots and the evicted passages."""
+
+    slots: list[SlotRecord]
+    blocklist: list[str]
+    stop_reason: str
+    seal_log: list[Event]
+
+
+class PackUpdate(TypedDict, total=False):
+    """What ``pack`` writes: the context and the final evidence."""
+
+    context: str
+    context_tokens: int
+    evidence: list[dict[str, Any]]
+    packed: list[dict[str, Any]]
+    loops: int
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]
+
+
+class GenerateUpdate(TypedDict, total=False):
+    """What ``generate`` writes: the answer and its citations."""
+
+    answer: str
+    citations: list[dict[str, Any]]
+    llm_seconds: float
+    llm_calls: int
+    llm_circuit: str
+    seal_log: list[Event]

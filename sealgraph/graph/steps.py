@@ -8,18 +8,13 @@ the same code as the SEAL graph.
 from __future__ import annotations
 
 import dataclasses
-import math
-import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.config import SealConfig
 from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
-from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
-from sealgraph.packing.scoring import line_key
 from sealgraph.reasoning.answer import SpanText, answer_kind
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
@@ -29,6 +24,7 @@ from sealgraph.types import Chunk
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
 
 def focus_terms(needs: QuestionNeeds, gaps: Sequence[Gap], doc_titles: dict[str, str]) -> list[str]:
@@ -43,51 +39,6 @@ OFFLINE_SUPPORT: Literal["offline"] = "offline"
 """``pack_evidence(support=...)`` default: compute the offline need support
 (:func:`sealgraph.reasoning.offline.need_support`, also importable from here)."""
 
-REPEATED_LINE_MIN_DOCS = 3
-"""A line is corpus boilerplate when at least this many documents repeat it..."""
-REPEATED_LINE_DOC_SHARE = 0.02
-"""...and at least this share of the corpus's documents (site headers, footers, banners)."""
-_MAX_LINE_CHARS = 300
-
-_LINES_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_LINES_LOCK = threading.Lock()
-
-
-def repeated_lines(chunks: Sequence[Chunk] | Any) -> frozenset[str]:
-    """Keys of the lines that many documents of a corpus repeat (navigation, footers...).
-
-    A line counts once per document; headings and lines longer than 300 characters
-    are left out. A line is repeated when at least :data:`REPEATED_LINE_MIN_DOCS`
-    documents and :data:`REPEATED_LINE_DOC_SHARE` of all documents hold it. Keys are
-    :func:`sealgraph.packing.scoring.line_key`.
-    """
-    docs_of: dict[str, set[str]] = {}
-    all_docs: set[str] = set()
-    for chunk in chunks:
-        all_docs.add(chunk.doc_id)
-        for line in chunk.text.splitlines():
-            line = line.strip()
-            if not line or line.startswith("#") or len(line) > _MAX_LINE_CHARS:
-                continue
-            key = line_key(line)
-            if key:
-                docs_of.setdefault(key, set()).add(chunk.doc_id)
-    floor = max(REPEATED_LINE_MIN_DOCS, math.ceil(REPEATED_LINE_DOC_SHARE * len(all_docs)))
-    return frozenset(k for k, d in docs_of.items() if len(d) >= floor)
-
-
-def _corpus_repeated_lines(index: SearchIndex) -> frozenset[str]:
-    """:func:`repeated_lines` of an index's chunks, computed once per loaded index."""
-    try:
-        with _LINES_LOCK:
-            got = _LINES_CACHE.get(index)
-            if got is None:
-                got = repeated_lines(index.iter_chunks())
-                _LINES_CACHE[index] = got
-            return got
-    except TypeError:  # an index object that cannot be weakly referenced
-        return repeated_lines(index.iter_chunks())
-
 
 @reads_index_lexicon
 def pack_evidence(
@@ -99,6 +50,7 @@ def pack_evidence(
     items: Sequence[NeedItem] | None = None,
     *,
     support: Mapping[str, float] | Literal["offline"] | None = OFFLINE_SUPPORT,
+    knowledge: CorpusKnowledge,
 ) -> PackResult:
     """Pack an evidence set under ``config.budget`` with ``config.pack``.
 
@@ -109,9 +61,11 @@ def pack_evidence(
     has them already (None builds them from ``needs``). The expected answer kind
     (:func:`sealgraph.reasoning.answer.answer_kind`) tells the packer which sentences
     are answer-bearing, and the lines the index's documents repeat
-    (:func:`repeated_lines`) which are boilerplate.
+    (:attr:`~sealgraph.ledger.knowledge.CorpusKnowledge.common_lines`) which are
+    boilerplate. ``knowledge`` is the index's corpus knowledge (a graph's
+    :class:`~sealgraph.graph.context.RunContext` holds it).
     """
-    kn = knowledge_for(index)
+    kn = knowledge
     ids = [c.chunk_id for c in chunks]
     if support == OFFLINE_SUPPORT:
         support = need_support(
@@ -142,7 +96,7 @@ def pack_evidence(
         query_vector=query_vector,
         neighbors=index.neighbors,
         chunk_support=support,
-        common_lines=_corpus_repeated_lines(index),
+        common_lines=kn.common_lines,
     )
 
 
@@ -197,6 +151,8 @@ def answer_from_evidence(
     index: SearchIndex,
     config: SealConfig,
     reasoner: Reasoner | None = None,
+    *,
+    knowledge: CorpusKnowledge,
 ) -> dict[str, Any]:
     """Pack and answer an arbitrary evidence set (used for the flat baselines).
 
@@ -210,13 +166,13 @@ def answer_from_evidence(
     method is gated alike whatever reasoner answers.
     """
     reasoner = reasoner or OfflineReasoner()
-    kn = knowledge_for(index)
+    kn = knowledge
     needs = reasoner.needs(question, kn.gazetteer).value
     feats = kn.features([c.chunk_id for c in chunks])
     items = need_items(needs, kn.idf)
     gaps = gap_spec(needs, items, feats)
     support = reasoner.support(needs, items, feats).value
-    result = pack_evidence(needs, chunks, index, config, gaps, items, support=support)
+    result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)
     packed = packed_dicts(result)
     generated = reasoner.generate(needs, span_texts(packed), gaps).value
     return {

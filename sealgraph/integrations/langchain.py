@@ -5,8 +5,9 @@
   generator saw) as ``Document`` objects.
 * :func:`make_tool` returns a LangChain tool (``{"question": str}`` in, the
   answer with its citations out, the evidence as the tool message's artifact)
-  for ``langchain.agents.create_agent`` or any tool-calling model;
-  ``build_graph(...).as_tool()`` returns the same tool.
+  for ``langchain.agents.create_agent`` or any tool-calling model (over an
+  index or a compiled graph); ``build_graph(...).as_tool()`` is LangChain's generic
+  conversion, which also takes ``{"question": str}`` and returns the run's output.
 * :func:`sealgraph.index.build_index` accepts LangChain ``Document`` objects
   (converted by :func:`sealgraph.ingest.from_langchain.documents_from_langchain`,
   re-exported here) and any LangChain
@@ -123,66 +124,95 @@ def result_documents(result: Mapping[str, Any], mode: Mode = "evidence") -> list
     events = list(result.get("seal_log") or [])
     cited = _cited_by_chunk(result.get("citations") or [])
     if mode == "evidence":
-        admitted = _admission_scores(events)
-        docs = []
-        for rank, item in enumerate(evidence):
-            chunk_id = item["chunk_id"]
-            score, kind = admitted.get(chunk_id, (None, None))
-            docs.append(
-                LangChainDocument(
-                    id=chunk_id,
-                    page_content=item["text"],
-                    metadata={
-                        "chunk_id": chunk_id,
-                        "chunk_ids": [chunk_id],
-                        "doc_id": item["doc_id"],
-                        "title": item["title"],
-                        "section": list(item.get("section") or []),
-                        "score": score,
-                        "score_kind": kind,
-                        "loop": int(item.get("inserted_loop", 0)),
-                        "rank": rank,
-                        "n_tokens": int(item.get("n_tokens", 0)),
-                        "cited": sorted(cited.get(chunk_id, ())),
-                    },
-                )
-            )
-        return docs
+        return _evidence_documents(evidence, events, cited)
     if mode != "packed":
         raise InputError(f"mode must be 'evidence' or 'packed', got {mode!r}")
     if "packed" not in result:
         raise InputError("mode='packed' needs the run's 'packed' spans (output_keys)")
-    by_chunk = {item["chunk_id"]: item for item in evidence}
-    cited_numbers = {n for numbers in cited.values() for n in numbers}
-    pack_scores = _pack_decisions(events)
+    return _packed_documents(result["packed"] or [], evidence, events, cited)
+
+
+def _evidence_documents(
+    evidence: list[Mapping[str, Any]],
+    events: list[Mapping[str, Any]],
+    cited: Mapping[str, set[int]],
+) -> list[LangChainDocument]:
+    """One document per evidence chunk, in evidence-set order (``mode="evidence"``)."""
+    admitted = _admission_scores(events)
     docs = []
-    for rank, span in enumerate(result["packed"] or []):
-        chunk_ids = list(span.get("chunk_ids") or [])
-        first = by_chunk.get(chunk_ids[0], {}) if chunk_ids else {}
-        loops = [int(by_chunk[c].get("inserted_loop", 0)) for c in chunk_ids if c in by_chunk]
-        scores = [
-            score for ids, score in pack_scores if score is not None and set(ids) & set(chunk_ids)
-        ]
+    for rank, item in enumerate(evidence):
+        chunk_id = item["chunk_id"]
+        score, kind = admitted.get(chunk_id, (None, None))
         docs.append(
             LangChainDocument(
-                page_content=span["text"],
+                id=chunk_id,
+                page_content=item["text"],
                 metadata={
-                    "chunk_id": chunk_ids[0] if chunk_ids else None,
-                    "chunk_ids": chunk_ids,
-                    "doc_id": span.get("doc_id"),
-                    "title": span.get("title"),
-                    "section": list(first.get("section") or []),
-                    "score": max(scores) if scores else None,
-                    "score_kind": "pack" if scores else None,
-                    "loop": min(loops) if loops else None,
+                    "chunk_id": chunk_id,
+                    "chunk_ids": [chunk_id],
+                    "doc_id": item["doc_id"],
+                    "title": item["title"],
+                    "section": list(item.get("section") or []),
+                    "score": score,
+                    "score_kind": kind,
+                    "loop": int(item.get("inserted_loop", 0)),
                     "rank": rank,
-                    "n_tokens": int(span.get("tokens", 0)),
-                    "cited": [span["n"]] if span.get("n") in cited_numbers else [],
-                    "n": span.get("n"),
+                    "n_tokens": int(item.get("n_tokens", 0)),
+                    "cited": sorted(cited.get(chunk_id, ())),
                 },
             )
         )
     return docs
+
+
+def _packed_documents(
+    packed: Iterable[Mapping[str, Any]],
+    evidence: list[Mapping[str, Any]],
+    events: list[Mapping[str, Any]],
+    cited: Mapping[str, set[int]],
+) -> list[LangChainDocument]:
+    """One document per span of the packed context, in context order (``mode="packed"``)."""
+    by_chunk = {item["chunk_id"]: item for item in evidence}
+    cited_numbers = {n for numbers in cited.values() for n in numbers}
+    pack_scores = _pack_decisions(events)
+    return [
+        LangChainDocument(
+            page_content=span["text"],
+            metadata=_span_metadata(span, rank, by_chunk, pack_scores, cited_numbers),
+        )
+        for rank, span in enumerate(packed)
+    ]
+
+
+def _span_metadata(
+    span: Mapping[str, Any],
+    rank: int,
+    by_chunk: Mapping[str, Mapping[str, Any]],
+    pack_scores: list[tuple[list[str], float | None]],
+    cited_numbers: set[int],
+) -> dict[str, Any]:
+    # A span takes the section of its first chunk, the earliest loop of its chunks and
+    # the best packing score of the selected spans that share a chunk with it.
+    chunk_ids = list(span.get("chunk_ids") or [])
+    first = by_chunk.get(chunk_ids[0], {}) if chunk_ids else {}
+    loops = [int(by_chunk[c].get("inserted_loop", 0)) for c in chunk_ids if c in by_chunk]
+    scores = [
+        score for ids, score in pack_scores if score is not None and set(ids) & set(chunk_ids)
+    ]
+    return {
+        "chunk_id": chunk_ids[0] if chunk_ids else None,
+        "chunk_ids": chunk_ids,
+        "doc_id": span.get("doc_id"),
+        "title": span.get("title"),
+        "section": list(first.get("section") or []),
+        "score": max(scores) if scores else None,
+        "score_kind": "pack" if scores else None,
+        "loop": min(loops) if loops else None,
+        "rank": rank,
+        "n_tokens": int(span.get("tokens", 0)),
+        "cited": [span["n"]] if span.get("n") in cited_numbers else [],
+        "n": span.get("n"),
+    }
 
 
 def _cited_by_chunk(citations: Iterable[Mapping[str, Any]]) -> dict[str, set[int]]:
@@ -228,10 +258,7 @@ def _pack_decisions(events: Iterable[Mapping[str, Any]]) -> list[tuple[list[str]
 
 
 def _is_seal_graph(value: Any) -> bool:
-    from sealgraph.graph.builder import SealGraph
-
-    if isinstance(value, SealGraph):
-        return True
+    # A compiled sealgraph graph is told by its input schema, whatever its class.
     from sealgraph.graph.state import SealInput
 
     builder = getattr(value, "builder", None)
@@ -253,10 +280,12 @@ def _seal_graph(index: Any, llm: Any, config: Any) -> Any:
 
 
 def _run_input(question: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question}
-    if overrides:
-        payload["config"] = dict(overrides)
-    return payload
+    return {"question": question}
+
+
+def _run_context(overrides: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    # A run's own settings travel in its context (SealContext.config), not in the input.
+    return {"config": dict(overrides)} if overrides else None
 
 
 # -- the retriever ---------------------------------------------------------------
@@ -316,19 +345,20 @@ class SealRetriever(BaseRetriever):
         """The compiled SEAL graph the retriever runs."""
         return self._graph
 
-    def _payload(self, query: str) -> dict[str, Any]:
+    def _overrides(self) -> dict[str, Any]:
         overrides = dict(self.overrides or {})
         if self.k is not None:
             overrides["k"] = self.k
-        return _run_input(query, overrides)
+        return overrides
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[LangChainDocument]:
         result = self._graph.invoke(
-            self._payload(query),
+            _run_input(query, None),
             {"callbacks": run_manager.get_child()},
             output_keys=list(_RUN_KEYS),
+            context=_run_context(self._overrides()),
         )
         return result_documents(result, self.mode)
 
@@ -336,9 +366,10 @@ class SealRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[LangChainDocument]:
         result = await self._graph.ainvoke(
-            self._payload(query),
+            _run_input(query, None),
             {"callbacks": run_manager.get_child()},
             output_keys=list(_RUN_KEYS),
+            context=_run_context(self._overrides()),
         )
         return result_documents(result, self.mode)
 
@@ -399,7 +430,10 @@ class SealTool(BaseTool):
     def _run(self, question: str, run_manager: CallbackManagerForToolRun | None = None) -> Any:
         config = {"callbacks": run_manager.get_child()} if run_manager else None
         result = self.graph.invoke(
-            _run_input(question, self.overrides), config, output_keys=list(_RUN_KEYS)
+            _run_input(question, None),
+            config,
+            output_keys=list(_RUN_KEYS),
+            context=_run_context(self.overrides),
         )
         return self._result(result)
 
@@ -408,7 +442,10 @@ class SealTool(BaseTool):
     ) -> Any:
         config = {"callbacks": run_manager.get_child()} if run_manager else None
         result = await self.graph.ainvoke(
-            _run_input(question, self.overrides), config, output_keys=list(_RUN_KEYS)
+            _run_input(question, None),
+            config,
+            output_keys=list(_RUN_KEYS),
+            context=_run_context(self.overrides),
         )
         return self._result(result)
 

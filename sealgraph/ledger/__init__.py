@@ -8,4 +8,7 @@
 * :mod:`sealgraph.ledger.extract`: entities, relations and qualifiers of passages.
 * :mod:`sealgraph.ledger.ledger`: U_t, the entity ledger built from them.
 * :mod:`sealgraph.ledger.gaps`: the sufficiency gate's typed gap specification.
+
+The values these exchange with the rest of the graph (needs, need items, gaps, ledger
+facts) are plain types of :mod:`sealgraph.model`, importable from the modules above.
 """

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
-from sealgraph.ledger.ledger import Facts, Provenance, Qualifier, Relation
+from sealgraph.model import Facts, Provenance, Qualifier, Relation
 from sealgraph.text.lexicon import active, content_words, stemmed_terms, words
 from sealgraph.text.names import normalize_name
 from sealgraph.types import Chunk

@@ -145,9 +145,6 @@ class Gazetteer:
         headings: Iterable[tuple[str, str]] = (),
         aliases: Iterable[tuple[str, str]] = (),
     ) -> None:
-        entries: dict[str, dict[str, int]] = {}
-        stop = active().stop_words
-        self.title_key: dict[str, str] = {}
         titles = list(titles)
         # Titles that are file names ("CopAcc_NDA-and-ToP-Mentors_2.0_2017") name no
         # entity as a whole; their words do (see :meth:`lookup`).
@@ -162,36 +159,11 @@ class Gazetteer:
             doc_id: self._file_words.get(doc_id) or tuple(normalize_name(title).split())
             for doc_id, title in titles
         }
-        for doc_id, title in titles:
-            for i, (key, kind) in enumerate(title_aliases(title)):
-                if i == 0:
-                    self.title_key[doc_id] = key
-                entries.setdefault(key, {})
-                best = entries[key].get(doc_id)
-                rank = KIND_RANK[kind]
-                if best is None or rank < best:
-                    entries[key][doc_id] = rank
-        for doc_id, name in aliases:
-            key = normalize_name(name)
-            if key and key not in stop and len(key) > 1:
-                current = entries.setdefault(key, {})
-                if current.get(doc_id, 99) > KIND_RANK["alias"]:
-                    current[doc_id] = KIND_RANK["alias"]
-        for doc_id, heading in headings:
-            key = normalize_name(heading)
-            if key and key not in stop and len(key) > 2:
-                rank = KIND_RANK["heading"]
-                current = entries.setdefault(key, {})
-                if doc_id not in current:
-                    current[doc_id] = rank
-        # For each key keep only the targets of its most reliable kind: a title
-        # match beats an alias of another document with the same key.
-        self._entries: dict[str, tuple[tuple[str, ...], str]] = {}
-        inv_rank = {v: k for k, v in KIND_RANK.items()}
-        for key, targets in entries.items():
-            best = min(targets.values())
-            docs = tuple(sorted(d for d, r in targets.items() if r == best))
-            self._entries[key] = (docs, inv_rank[best])
+        # Every key's documents, each at the rank of its most reliable kind.
+        entries: dict[str, dict[str, int]] = {}
+        self.title_key: dict[str, str] = _rank_titles(entries, titles)
+        _rank_declared(entries, aliases, headings)
+        self._entries: dict[str, tuple[tuple[str, ...], str]] = _best_kinds(entries)
         self.max_words = min(
             _MAX_KEY_WORDS, max((len(k.split()) for k in self._entries), default=1)
         )
@@ -252,61 +224,146 @@ class Gazetteer:
         out: list[Mention] = []
         i, n = 0, len(toks)
         while i < n:
-            found = None
-            for j in range(min(n, i + self.max_words), i, -1):
-                if toks[i][0] in stop and j - i == 1:
-                    break
-                key = " ".join(t[0] for t in toks[i:j])
-                hit = self._entries.get(key)
-                if hit is None:
-                    continue
-                docs, kind = hit
-                if KIND_RANK[kind] > limit:
-                    continue
-                cap = toks[i][3]
-                if j - i == 1 and not cap and (kind != "title" or len(key) < 4):
-                    continue
-                if kind in ("partial", "acronym") and not cap:
-                    continue
-                # A lower-case phrase that starts with a function word ("how many
-                # words") is running text, not the work titled that way.
-                if not any(t[3] for t in toks[i:j]) and toks[i][0] in stop:
-                    continue
-                # A single capitalised word inside a longer capitalised run is part
-                # of another name ("Ada" in "Ada Brightwater", "Valmora" in
-                # "University of North Valmora"): not a mention of this one.
-                # A run never crosses a sentence end ("We asked PPT. Whitcombe agreed.").
-                if (
-                    j - i == 1
-                    and cap
-                    and (
-                        (j < n and toks[j][3] and not _sentence_start(text, toks[j][1]))
-                        or (
-                            i > 0
-                            and toks[i - 1][3]
-                            and toks[i - 1][0] not in stop
-                            and not _sentence_start(text, toks[i][1])
-                            and not _sentence_start(text, toks[i - 1][1])
-                        )
-                    )
-                ):
-                    continue
-                found = Mention(
-                    key=key,
-                    surface=text[toks[i][1] : toks[j - 1][2]],
-                    start=toks[i][1],
-                    end=toks[j - 1][2],
-                    targets=docs,
-                    kind=kind,
-                    capitalized=cap,
-                )
-                i = j
-                break
+            found = self._longest_match(text, toks, i, limit, stop)
             if found is None:
                 i += 1
             else:
-                out.append(found)
+                mention, i = found
+                out.append(mention)
         return out
+
+    def _longest_match(
+        self,
+        text: str,
+        toks: list[tuple[str, int, int, bool]],
+        i: int,
+        limit: int,
+        stop: frozenset[str],
+    ) -> tuple[Mention, int] | None:
+        """Return the longest name starting at ``toks[i]`` and the token it ends before."""
+        n = len(toks)
+        for j in range(min(n, i + self.max_words), i, -1):
+            if toks[i][0] in stop and j - i == 1:
+                break
+            key = " ".join(t[0] for t in toks[i:j])
+            hit = self._entries.get(key)
+            if hit is None:
+                continue
+            docs, kind = hit
+            if KIND_RANK[kind] > limit or not _accepted(text, toks, i, j, key, kind, stop):
+                continue
+            mention = Mention(
+                key=key,
+                surface=text[toks[i][1] : toks[j - 1][2]],
+                start=toks[i][1],
+                end=toks[j - 1][2],
+                targets=docs,
+                kind=kind,
+                capitalized=toks[i][3],
+            )
+            return mention, j
+        return None
+
+
+def _rank_titles(
+    entries: dict[str, dict[str, int]], titles: Iterable[tuple[str, str]]
+) -> dict[str, str]:
+    """Rank every title's aliases into ``entries``; return each document's title key."""
+    title_key: dict[str, str] = {}
+    for doc_id, title in titles:
+        for i, (key, kind) in enumerate(title_aliases(title)):
+            if i == 0:
+                title_key[doc_id] = key
+            entries.setdefault(key, {})
+            best = entries[key].get(doc_id)
+            rank = KIND_RANK[kind]
+            if best is None or rank < best:
+                entries[key][doc_id] = rank
+    return title_key
+
+
+def _rank_declared(
+    entries: dict[str, dict[str, int]],
+    aliases: Iterable[tuple[str, str]],
+    headings: Iterable[tuple[str, str]],
+) -> None:
+    """Rank the names documents declare for themselves, then their headings, into ``entries``.
+
+    A declared alias counts as an alias; a heading only names a document no other
+    name of that key already denotes.
+    """
+    stop = active().stop_words
+    for doc_id, name in aliases:
+        key = normalize_name(name)
+        if key and key not in stop and len(key) > 1:
+            current = entries.setdefault(key, {})
+            if current.get(doc_id, 99) > KIND_RANK["alias"]:
+                current[doc_id] = KIND_RANK["alias"]
+    for doc_id, heading in headings:
+        key = normalize_name(heading)
+        if key and key not in stop and len(key) > 2:
+            rank = KIND_RANK["heading"]
+            current = entries.setdefault(key, {})
+            if doc_id not in current:
+                current[doc_id] = rank
+
+
+def _best_kinds(entries: dict[str, dict[str, int]]) -> dict[str, tuple[tuple[str, ...], str]]:
+    """Keep, for each key, only the targets of its most reliable kind.
+
+    A title match beats an alias of another document with the same key.
+    """
+    out: dict[str, tuple[tuple[str, ...], str]] = {}
+    inv_rank = {v: k for k, v in KIND_RANK.items()}
+    for key, targets in entries.items():
+        best = min(targets.values())
+        docs = tuple(sorted(d for d, r in targets.items() if r == best))
+        out[key] = (docs, inv_rank[best])
+    return out
+
+
+def _accepted(
+    text: str,
+    toks: list[tuple[str, int, int, bool]],
+    i: int,
+    j: int,
+    key: str,
+    kind: str,
+    stop: frozenset[str],
+) -> bool:
+    """Tell whether the name ``key`` written as ``toks[i:j]`` is a mention of it."""
+    cap = toks[i][3]
+    if j - i == 1 and not cap and (kind != "title" or len(key) < 4):
+        return False
+    if kind in ("partial", "acronym") and not cap:
+        return False
+    # A lower-case phrase that starts with a function word ("how many
+    # words") is running text, not the work titled that way.
+    if not any(t[3] for t in toks[i:j]) and toks[i][0] in stop:
+        return False
+    return not (j - i == 1 and cap and _inside_longer_name(text, toks, i, j, stop))
+
+
+def _inside_longer_name(
+    text: str, toks: list[tuple[str, int, int, bool]], i: int, j: int, stop: frozenset[str]
+) -> bool:
+    """Tell whether the capitalised word ``toks[i]`` is part of a longer capitalised run.
+
+    "Ada" in "Ada Brightwater", "Valmora" in "University of North Valmora" belong
+    to another name. A run never crosses a sentence end ("We asked PPT. Whitcombe
+    agreed.").
+    """
+    n = len(toks)
+    return bool(
+        (j < n and toks[j][3] and not _sentence_start(text, toks[j][1]))
+        or (
+            i > 0
+            and toks[i - 1][3]
+            and toks[i - 1][0] not in stop
+            and not _sentence_start(text, toks[i][1])
+            and not _sentence_start(text, toks[i - 1][1])
+        )
+    )
 
 
 def declared_aliases(title: str, lead_text: str) -> list[str]:

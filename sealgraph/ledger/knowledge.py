@@ -1,8 +1,10 @@
 """Per-index knowledge the offline reasoner reuses across questions.
 
-The gazetteer is built once per loaded index from its titles and headings, and the
-features of each passage (mentions, qualifiers, words) are computed once and cached,
-so a question only pays for the passages it touches for the first time.
+A :class:`CorpusKnowledge` is made once per index by whoever holds the index: a
+graph's run context (:class:`sealgraph.graph.context.RunContext`) or an evaluation.
+Its gazetteer is built from the index's titles and headings, and the features of
+each passage (mentions, qualifiers, words) are computed once and cached, so a
+question only pays for the passages it touches for the first time.
 
 The corpus tables (word and proper-name document frequencies, see
 :func:`corpus_tables`) are the reasoner's own: the index stores chunks and generic
@@ -23,7 +25,6 @@ import hashlib
 import json
 import math
 import threading
-import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ import numpy as np
 from sealgraph.index.derived import read_derived, write_derived
 from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
+from sealgraph.packing.scoring import repeated_lines
 from sealgraph.text.lexicon import lexicon_of, use_lexicon
 from sealgraph.text.names import content_words, stem, years_in
 from sealgraph.types import Chunk
@@ -226,6 +228,7 @@ class CorpusKnowledge:
         self._features: dict[str, PassageFeatures] = {}
         self._doc_years: dict[str, frozenset[str]] = {}
         self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
+        self._common_lines: frozenset[str] | None = None  # repeated_lines, on first use
         self._lock = threading.Lock()
         self._tables_lock = threading.Lock()
 
@@ -254,6 +257,20 @@ class CorpusKnowledge:
                     self._tables = index_tables(self.index)
                 tables = self._tables
         return tables
+
+    @property
+    def common_lines(self) -> frozenset[str]:
+        """Keys of the lines many documents repeat: navigation, footers.
+
+        See :func:`sealgraph.packing.scoring.repeated_lines`; counted once per instance.
+        """
+        lines = self._common_lines
+        if lines is None:
+            with self._tables_lock:
+                if self._common_lines is None:
+                    self._common_lines = repeated_lines(self.index.iter_chunks())
+                lines = self._common_lines
+        return lines
 
     def doc_years(self, doc_id: str) -> frozenset[str]:
         """Return the four-digit years a document writes (cached per document)."""
@@ -322,17 +339,3 @@ class CorpusKnowledge:
                 cos = np.clip(vecs @ qv, 0.0, 1.0)
                 rel = 0.5 * rel + 0.5 * cos
         return {c: float(round(r, 6)) for c, r in zip(ids, rel, strict=True)}
-
-
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
-
-
-def knowledge_for(index: SearchIndex) -> CorpusKnowledge:
-    """Return the shared :class:`CorpusKnowledge` of an index (built on first use)."""
-    with _CACHE_LOCK:
-        kn = _CACHE.get(index)
-        if kn is None:
-            kn = CorpusKnowledge(index)
-            _CACHE[index] = kn
-        return kn

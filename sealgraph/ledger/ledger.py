@@ -5,6 +5,10 @@ so every version can be logged and checkpointed. Merging resolves every incoming
 name through the alias map first (exact key, then legal-form-stripped key, then
 acronym), so one real-world entity never gets two entries however many loops add
 mentions of it.
+
+The facts it is built from (:class:`Facts`, :class:`Relation`, :class:`Qualifier`,
+:class:`Provenance`) and its entries (:class:`LedgerEntity`) are plain values of
+:mod:`sealgraph.model`, importable from here as well.
 """
 
 from __future__ import annotations
@@ -13,78 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from sealgraph.ledger.gazetteer import acronym, strip_org_suffix
+from sealgraph.model import Facts, LedgerEntity, Provenance, Qualifier, Relation
 
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Where a fact was read."""
-
-    chunk_id: str
-    """Chunk the fact comes from."""
-    sentence: int
-    """0-based sentence index within the chunk."""
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerEntity:
-    """A canonical entity."""
-
-    id: str
-    """Canonical id (the normalised canonical name)."""
-    name: str
-    """Canonical display name (the longest / title form seen)."""
-    aliases: tuple[str, ...]
-    """Every normalised key that resolves to this entity."""
-    doc_ids: tuple[str, ...]
-    """Documents that are about this entity (gazetteer targets)."""
-    provenance: tuple[Provenance, ...]
-    """Where it was mentioned."""
-    confidence: float
-    """0..1: 1 for title matches, lower for partial or capitalisation-only evidence."""
-
-
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """A (subject, relation, object) triple read from one sentence."""
-
-    subject: str
-    """Entity id of the subject (usually the passage's own topic)."""
-    relation: str
-    """Relation words from the sentence."""
-    object: str
-    """Entity id of the object."""
-    provenance: Provenance
-    """Where it was read."""
-    confidence: float
-    """0..1."""
-
-
-@dataclass(frozen=True, slots=True)
-class Qualifier:
-    """A typed value (date, number, place) attached to an entity."""
-
-    entity: str
-    """Entity id it qualifies."""
-    type: str
-    """``date``, ``number`` or ``place``."""
-    value: str
-    """The value as written."""
-    provenance: Provenance
-    """Where it was read."""
-
-
-@dataclass(frozen=True, slots=True)
-class Facts:
-    """What extraction read from a batch of passages (input to :meth:`EntityLedger.merge`)."""
-
-    entities: tuple[tuple[str, str, tuple[str, ...], Provenance, float], ...] = ()
-    """(key, surface name, doc ids, provenance, confidence) per mention."""
-    relations: tuple[Relation, ...] = ()
-    """Triples (subject/object given as keys; resolved on merge)."""
-    qualifiers: tuple[Qualifier, ...] = ()
-    """Typed values (entity given as key; resolved on merge)."""
-    chunk_ids: tuple[str, ...] = ()
-    """Passages the facts were read from."""
+__all__ = ["EntityLedger", "Facts", "LedgerEntity", "Provenance", "Qualifier", "Relation"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Helpers every node uses: resolve the runtime context and write events."""
+"""What every node uses: its event writer and the run's LLM accounts."""
 
 from __future__ import annotations
 
@@ -7,67 +7,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 
-from sealgraph.config import SealConfig, apply_run_overrides
-from sealgraph.errors import InputError
-from sealgraph.graph.context import SealContext
+from sealgraph.config import SealConfig
 from sealgraph.graph.events import Event, make_event
-from sealgraph.index.protocol import require_search_index
-from sealgraph.reasoning.base import FELL_BACK, LLMBudget
-
-
-def resolve(
-    state: dict[str, Any], runtime: Any, default: SealContext
-) -> tuple[SealContext, SealConfig]:
-    """Return the run's complete context and effective config.
-
-    ``runtime.context`` may be None, or a :class:`SealContext` with some fields left
-    None (LangGraph builds one from a dict such as the server's ``context={}``):
-    whatever it leaves out comes from ``default``, the context the graph was built
-    with. Any other object is a parent graph's own context (sealgraph running as a
-    subgraph) and is not sealgraph's to read: the built context applies.
-
-    Raises:
-        InputError: The run context's index is not a loaded sealgraph index.
-
-    """
-    given = getattr(runtime, "context", None)
-    if not isinstance(given, SealContext) or given is default:
-        ctx = default
-    else:
-        if given.index is not None and given.index is not default.index:
-            require_search_index(
-                given.index,
-                where="the run context (SealContext.index)",
-                expected="sealgraph.index.load_index(...)",
-            )
-        ctx = SealContext(
-            index=default.index if given.index is None else given.index,
-            reasoner=default.reasoner if given.reasoner is None else given.reasoner,
-            config=_base_config(given.config, default.config),
-        )
-    cfg = apply_run_overrides(ctx.config, state.get("config"))
-    return ctx, cfg
-
-
-def _base_config(given: Any, default: Any) -> SealConfig:
-    if given is None:
-        return default
-    if isinstance(given, SealConfig):
-        return given
-    if isinstance(given, Mapping):  # what a JSON client can send: a run's own overrides
-        return apply_run_overrides(default, given)
-    raise InputError(
-        f"the run context's config must be a SealConfig or a dict, got {type(given).__name__}"
-    )
+from sealgraph.model import Step
+from sealgraph.reasoning.base import FELL_BACK, LLMBudget, StepOutcome
 
 
 class EventWriter:
     """Collects one node call's events, stamping step, loop and elapsed time."""
 
-    def __init__(self, node: str, config: RunnableConfig | None, loop: int) -> None:
+    def __init__(self, node: str, loop: int) -> None:
         self.node = node
-        meta = (config or {}).get("metadata") or {}
+        meta = _node_config().get("metadata") or {}
         self.step = int(meta.get("langgraph_step", 0))
         self.loop = loop
         self._t0 = time.perf_counter()
@@ -103,7 +56,7 @@ class EventWriter:
             e["ms"] = ms
         return self.events
 
-    def outcome_notes(self, outcome: Any, step: str) -> None:
+    def outcome_notes(self, outcome: StepOutcome[Any], step: Step | str) -> None:
         """Log the LLM calls, retries and fallbacks reported by a reasoner step.
 
         Each failed attempt is an ``llm_note``; a step that fell back writes one
@@ -112,37 +65,40 @@ class EventWriter:
         that opened the run's LLM circuit writes one ``llm_circuit`` event (``ask
         --json``'s ``llm_circuit``).
         """
-        calls = int(getattr(outcome, "llm_calls", 0))
-        if calls:
+        step = str(step)  # plain text in the state: checkpoints hold plain data only
+        if outcome.llm_calls:
             data: dict[str, Any] = {
                 "step": step,
-                "seconds": float(getattr(outcome, "seconds", 0.0)),
-                "prompt_tokens": int(getattr(outcome, "prompt_tokens", 0)),
-                "completion_tokens": int(getattr(outcome, "completion_tokens", 0)),
+                "seconds": float(outcome.seconds),
+                "prompt_tokens": int(outcome.prompt_tokens),
+                "completion_tokens": int(outcome.completion_tokens),
             }
-            if getattr(outcome, "method", ""):
+            if outcome.method:
                 data["method"] = outcome.method  # the structured output method that answered
-            self.add("llm_call", f"{step}: {calls} LLM call(s)", data, llm_calls=calls)
-        notes = list(getattr(outcome, "notes", ()))
-        fallback = bool(getattr(outcome, "fallback", False))
-        if fallback and notes and notes[-1] == FELL_BACK:
+            self.add(
+                "llm_call",
+                f"{step}: {outcome.llm_calls} LLM call(s)",
+                data,
+                llm_calls=outcome.llm_calls,
+            )
+        notes = list(outcome.notes)
+        if outcome.fallback and notes and notes[-1] == FELL_BACK:
             notes.pop()  # the llm_fallback event below says it
         for note in notes:
             self.add("llm_note", f"{step}: {note}", {"step": step})
-        if fallback:
-            reason = str(getattr(outcome, "fallback_reason", "") or "LLM step failed")
+        if outcome.fallback:
+            reason = outcome.fallback_reason or "LLM step failed"
             self.add(
                 "llm_fallback",
                 f"{step}: {FELL_BACK} ({reason})",
-                {"step": step, "reason": reason, "attempts": calls},
+                {"step": step, "reason": reason, "attempts": outcome.llm_calls},
             )
-        circuit = str(getattr(outcome, "circuit", "") or "")
-        if circuit:
+        if outcome.circuit:
             self.add(
                 "llm_circuit",
-                f"{step}: LLM circuit open ({circuit}); the run's remaining LLM steps "
+                f"{step}: LLM circuit open ({outcome.circuit}); the run's remaining LLM steps "
                 "use the offline reasoner",
-                {"step": step, "reason": circuit},
+                {"step": step, "reason": outcome.circuit},
             )
 
 
@@ -162,7 +118,7 @@ def llm_budget(state: Mapping[str, Any], cfg: SealConfig) -> LLMBudget:
     return LLMBudget(calls_left=calls_left, circuit=str(state.get("llm_circuit") or ""))
 
 
-def llm_seconds_update(outcome: Any) -> dict[str, Any]:
+def llm_seconds_update(outcome: StepOutcome[Any]) -> dict[str, Any]:
     """Return the state update charging a step's LLM time and calls to the run.
 
     Also opens the run's LLM circuit (``llm_circuit``) when the step did. Offline
@@ -170,13 +126,22 @@ def llm_seconds_update(outcome: Any) -> dict[str, Any]:
     checkpoints stay as deterministic as before.
     """
     update: dict[str, Any] = {}
-    seconds = float(getattr(outcome, "seconds", 0.0))
-    if seconds > 0:
-        update["llm_seconds"] = seconds
-    calls = int(getattr(outcome, "llm_calls", 0))
-    if calls > 0:
-        update["llm_calls"] = calls
-    circuit = str(getattr(outcome, "circuit", "") or "")
-    if circuit:
-        update["llm_circuit"] = circuit
+    if outcome.seconds > 0:
+        update["llm_seconds"] = float(outcome.seconds)
+    if outcome.llm_calls > 0:
+        update["llm_calls"] = int(outcome.llm_calls)
+    if outcome.circuit:
+        update["llm_circuit"] = outcome.circuit
     return update
+
+
+def node_config() -> RunnableConfig:
+    """Return the running node's LangGraph config (step number, callbacks), or {} outside one."""
+    return _node_config()
+
+
+def _node_config() -> RunnableConfig:
+    try:
+        return get_config()
+    except RuntimeError:  # called outside a graph run (a unit test of one node)
+        return {}

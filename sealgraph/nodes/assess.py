@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import AssessUpdate, SealState
 from sealgraph.ledger.gaps import need_items
-from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
@@ -14,15 +18,17 @@ from sealgraph.nodes._common import (
 )
 
 
-def assess(state, ctx, cfg, config) -> dict:
+def assess(state: SealState, runtime: Runtime[RunContext]) -> AssessUpdate:
     """Compare N(q) with the evidence; decide whether to loop."""
+    run = runtime.context
+    cfg = run.config
     loop = state.get("loop", 0)
-    w = EventWriter("assess", config, loop)
+    w = EventWriter("assess", loop)
     needs = QuestionNeeds.from_dict(state["needs"])
-    kn = knowledge_for(ctx.index)
+    kn = run.knowledge
     items = need_items(needs, kn.idf)
     feats = kn.features([s["chunk_id"] for s in state["slots"]])
-    outcome = ctx.reasoner.assess(
+    outcome = run.reasoner.assess(
         needs,
         items,
         feats,
@@ -30,7 +36,7 @@ def assess(state, ctx, cfg, config) -> dict:
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
     )
-    w.outcome_notes(outcome, "assess")
+    w.outcome_notes(outcome, Step.ASSESS)
     gaps = outcome.value.gaps
     support = outcome.value.support
     for g in gaps:
@@ -47,7 +53,7 @@ def assess(state, ctx, cfg, config) -> dict:
     w.add("assess", "sufficient" if sufficient else f"{len(gaps)} gap(s) open", data)
     if stop:
         w.add("stop", stop, {"loop": loop})
-    update = {
+    update: AssessUpdate = {
         "gaps": [g.to_dict() for g in gaps],
         "sufficient": sufficient,
         "stop_reason": stop,

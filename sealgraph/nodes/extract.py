@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from sealgraph.ledger.knowledge import knowledge_for
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import ExtractUpdate, SealState
 from sealgraph.ledger.ledger import EntityLedger
+from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
@@ -12,10 +16,12 @@ from sealgraph.nodes._common import (
 )
 
 
-def extract(state, ctx, cfg, config) -> dict:
+def extract(state: SealState, runtime: Runtime[RunContext]) -> ExtractUpdate:
     """Update U_t: drop facts of evicted passages, read the new ones."""
+    run = runtime.context
+    cfg = run.config
     loop = state.get("loop", 0)
-    w = EventWriter("extract", config, loop)
+    w = EventWriter("extract", loop)
     ids = [s["chunk_id"] for s in state["slots"]]
     ledger = EntityLedger.from_dict(state.get("ledger"))
     gone = [c for c in ledger.chunk_ids if c not in ids]
@@ -25,16 +31,16 @@ def extract(state, ctx, cfg, config) -> dict:
     before = set(ledger.entities)
     spent: dict[str, float] = {}
     if new_ids:
-        chunks = ctx.index.get_chunks(new_ids)
-        feats = knowledge_for(ctx.index).features(new_ids)
-        outcome = ctx.reasoner.extract(
+        chunks = run.index.get_chunks(new_ids)
+        feats = run.knowledge.features(new_ids)
+        outcome = run.reasoner.extract(
             state.get("question", ""),
             chunks,
             feats,
             time_left=llm_time_left(state, cfg),
             budget=llm_budget(state, cfg),
         )
-        w.outcome_notes(outcome, "extract")
+        w.outcome_notes(outcome, Step.EXTRACT)
         spent = llm_seconds_update(outcome)
         ledger = ledger.merge(outcome.value)
     added = [ledger.entities[e].name for e in ledger.entities if e not in before]

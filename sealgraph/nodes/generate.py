@@ -2,44 +2,52 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import GenerateUpdate, SealState
 from sealgraph.graph.steps import citations_for, span_texts
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
     llm_seconds_update,
     llm_time_left,
+    node_config,
 )
 from sealgraph.reasoning.stream import AnswerStream
 
 
-def generate(state, ctx, cfg, config) -> dict:
+def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
     """Answer from the packed context, citing spans as [n]."""
-    w = EventWriter("generate", config, state.get("loop", 0))
+    run = runtime.context
+    cfg = run.config
+    w = EventWriter("generate", state.get("loop", 0))
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     packed = state.get("packed", [])
-    outcome = ctx.reasoner.generate(
+    outcome = run.reasoner.generate(
         needs,
         span_texts(packed),
         gaps,
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
     )
-    w.outcome_notes(outcome, "generate")
+    w.outcome_notes(outcome, Step.GENERATE)
     ans = outcome.value
-    if not getattr(ctx.reasoner, "streams_answer", False):
+    if not getattr(run.reasoner, "streams_answer", False):
         # The offline reasoner (or a custom one): the answer as one message chunk,
         # so a UI streaming in LangGraph's messages mode sees it too.
-        AnswerStream(config or {}, needs.question).finish(ans.answer)
+        AnswerStream(node_config(), needs.question).finish(ans.answer)
     w.add(
         "answer",
         ans.answer,
         {
             "cited": list(ans.cited),
             "insufficient": ans.insufficient,
-            "reasoner": ctx.reasoner.name,
+            "reasoner": run.reasoner.name,
             "short": ans.short,
             "missing": ans.missing,
         },

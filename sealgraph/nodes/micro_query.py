@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import MicroQueryUpdate, SealState
 from sealgraph.ledger.gaps import Gap
-from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
@@ -14,14 +18,16 @@ from sealgraph.nodes._common import (
 from sealgraph.repair.candidates import gather_candidates
 
 
-def micro_query(state, ctx, cfg, config) -> dict:
+def micro_query(state: SealState, runtime: Runtime[RunContext]) -> MicroQueryUpdate:
     """Plan micro-queries for the open gaps and gather candidate passages."""
+    run = runtime.context
+    cfg = run.config
     loop = state.get("loop", 0) + 1
-    w = EventWriter("micro_query", config, loop)
+    w = EventWriter("micro_query", loop)
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
-    kn = knowledge_for(ctx.index)
-    outcome = ctx.reasoner.plan(
+    kn = run.knowledge
+    outcome = run.reasoner.plan(
         needs,
         gaps,
         state.get("issued", []),
@@ -30,17 +36,17 @@ def micro_query(state, ctx, cfg, config) -> dict:
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
     )
-    w.outcome_notes(outcome, "plan")
+    w.outcome_notes(outcome, Step.PLAN)
     queries = outcome.value
     exclude = {s["chunk_id"] for s in state["slots"]} | set(state.get("blocklist", []))
-    candidates = gather_candidates(ctx.index, queries, cfg, exclude)
+    candidates = gather_candidates(run.index, queries, cfg, exclude)
     for q in queries:
         w.add(
             "micro_query",
             f"{q.text!r} ({q.gap_kind}) -> {len(candidates[q.text])} candidate(s)",
             {**q.to_dict(), "candidates": candidates[q.text]},
         )
-    update = {
+    update: MicroQueryUpdate = {
         "loop": loop,
         "queries": [q.to_dict() for q in queries],
         "issued": [*state.get("issued", []), *(q.text for q in queries)],

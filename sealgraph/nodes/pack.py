@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import PackUpdate, SealState
 from sealgraph.graph.steps import pack_evidence, packed_dicts, trace_dicts
 from sealgraph.ledger.gaps import Gap, need_items
-from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
 
-def pack(state, ctx, cfg, config) -> dict:
+def pack(state: SealState, runtime: Runtime[RunContext]) -> PackUpdate:
     """Select the spans of the evidence that reach the generator.
 
     Which passages support the question's needs is the reasoner's call
     (``Reasoner.support``): in LLM mode the last assessment's judgement, kept in the
     state as ``need_support``; offline (or when the model judged none) need coverage.
     """
-    w = EventWriter("pack", config, state.get("loop", 0))
+    run = runtime.context
+    cfg = run.config
+    w = EventWriter("pack", state.get("loop", 0))
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     ids = [s["chunk_id"] for s in state["slots"]]
-    chunks = ctx.index.get_chunks(ids)
-    kn = knowledge_for(ctx.index)
+    chunks = run.index.get_chunks(ids)
+    kn = run.knowledge
     items = need_items(needs, kn.idf)
-    outcome = ctx.reasoner.support(
+    outcome = run.reasoner.support(
         needs,
         items,
         kn.features(ids),
@@ -31,7 +36,9 @@ def pack(state, ctx, cfg, config) -> dict:
         time_left=llm_time_left(state, cfg),
     )
     w.outcome_notes(outcome, "support")
-    result = pack_evidence(needs, chunks, ctx.index, cfg, gaps, items, support=outcome.value)
+    result = pack_evidence(
+        needs, chunks, run.index, cfg, gaps, items, support=outcome.value, knowledge=kn
+    )
     trace = trace_dicts(result)
     selected = sum(1 for d in trace if d["decision"] == "selected")
     w.add(

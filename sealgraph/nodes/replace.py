@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import ReplaceUpdate, SealState
 from sealgraph.ledger.gaps import need_items
-from sealgraph.ledger.knowledge import knowledge_for
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.nodes._common import EventWriter
 from sealgraph.repair.replacement import Slot, expansion_step, replacement_step
 from sealgraph.repair.utility import UtilityScore, score_set, set_covers, utility
 
 
-def replace(state, ctx, cfg, config) -> dict:
+def replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
     """Score candidates and incumbents with S(c); swap, fill or refuse."""
+    run = runtime.context
+    cfg = run.config
     loop = state["loop"]
-    w = EventWriter("replace", config, loop)
+    w = EventWriter("replace", loop)
     needs = QuestionNeeds.from_dict(state["needs"])
-    kn = knowledge_for(ctx.index)
+    kn = run.knowledge
     items = need_items(needs, kn.idf)
     slots = [Slot(s["chunk_id"], s["inserted_loop"]) for s in state["slots"]]
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
@@ -98,7 +103,7 @@ def replace(state, ctx, cfg, config) -> dict:
                 "victim_score": d.victim_score.to_dict() if d.victim_score else None,
             },
         )
-    update = {
+    update: ReplaceUpdate = {
         "slots": [
             {"chunk_id": s.chunk_id, "inserted_loop": s.inserted_loop} for s in result.evidence
         ],

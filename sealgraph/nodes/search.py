@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
 from sealgraph.errors import InputError
-from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.graph.context import RunContext
+from sealgraph.graph.state import SealState, SearchUpdate, SlotRecord
 from sealgraph.ledger.needs import narrow_by_years
+from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
     llm_budget,
@@ -38,18 +42,20 @@ def validate_question(question: object) -> str:
     return q
 
 
-def search(state, ctx, cfg, config) -> dict:
+def search(state: SealState, runtime: Runtime[RunContext]) -> SearchUpdate:
     """Read N(q) with the reasoner and retrieve the initial hybrid top-k."""
-    w = EventWriter("search", config, 0)
+    run = runtime.context
+    cfg = run.config
+    w = EventWriter("search", 0)
     question = validate_question(state.get("question"))
-    kn = knowledge_for(ctx.index)
-    outcome = ctx.reasoner.needs(
+    kn = run.knowledge
+    outcome = run.reasoner.needs(
         question,
         kn.gazetteer,
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
     )
-    w.outcome_notes(outcome, "needs")
+    w.outcome_notes(outcome, Step.NEEDS)
     # A name shared by several documents (reports of different years) keeps the ones
     # that write the years the question asks about.
     needs = narrow_by_years(outcome.value, kn.doc_years)
@@ -59,8 +65,8 @@ def search(state, ctx, cfg, config) -> dict:
         f"{', '.join(e.name for e in needs.entities) or 'no known entity'}",
         needs.to_dict(),
     )
-    hits = initial_hits(ctx.index, needs, cfg.k, cfg)
-    slots = [{"chunk_id": h.chunk_id, "inserted_loop": 0} for h in hits[: cfg.k]]
+    hits = initial_hits(run.index, needs, cfg.k, cfg)
+    slots: list[SlotRecord] = [{"chunk_id": h.chunk_id, "inserted_loop": 0} for h in hits[: cfg.k]]
     w.add(
         "retrieved",
         f"initial top-{cfg.k}: " + ", ".join(h.chunk_id for h in hits[: cfg.k]),

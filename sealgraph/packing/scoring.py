@@ -15,8 +15,9 @@ import math
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from sealgraph.text.lexicon import WORD_RE, active, fold, stem, words
+from sealgraph.text.lexicon import WORD_RE, Lexicon, active, fold, stem, words
 from sealgraph.text.names import normalize_name
+from sealgraph.types import Chunk
 
 __all__ = [
     "ANSWER_KINDS_RECOGNISED",
@@ -289,52 +290,80 @@ def name_spans(
     """
     out: list[tuple[int, str]] = []
     lex = active()
-    stop, calendar, connectors = lex.stop_words, lex.calendar_words, lex.name_connectors
     for m in lex.name_run_re.finditer(text):
-        start = m.start()
-        name = m.group(0)
-        for suffix in (*lex.possessive_suffixes, "'", "’"):
-            if name.endswith(suffix):
-                name = name[: -len(suffix)]
-                break
-        parts = name.split()
-        before = text[:start].rstrip(_LINE_OPENING)
-        opens = not before or before.endswith((".", "!", "?", ":", ";", "\n"))
-        if opens and len(parts) > 1 and parts[1].islower():
-            # "Owns the Ledgerline Billing Service": a capitalised verb, then a name.
-            parts[0] = parts[0].lower()
-        elif (
-            opens
-            and len(parts) > 1
-            and fold(parts[0]) in common_words
-            and fold(parts[0]) not in known_openers
-        ):
-            parts[0] = parts[0].lower()
-        while parts and (
-            fold(parts[0]) in stop or parts[0].islower() or fold(parts[0]) in calendar
-        ):
-            opens = False if not parts[0][:1].isupper() else opens
-            parts = parts[1:]
-        while (
-            parts
-            and (fold(parts[-1]) in calendar or parts[-1].isdigit())
-            and not any(p in connectors for p in parts[:-1])
-        ):
-            parts = parts[:-1]
-        while parts and parts[-1] in connectors:
-            parts = parts[:-1]
-        if not parts:
-            continue
-        start = m.start() + m.group(0).find(parts[0])
-        name = " ".join(parts)
-        if opens and len(parts) == 1 and start != m.start():
-            opens = False
-        if opens and len(parts) == 1:
-            word = parts[0]
-            if not (word.isupper() and len(word) > 1) and fold(word) not in known_openers:
-                continue
-        out.append((start, name))
+        found = _run_name(text, m, lex, known_openers, common_words)
+        if found is not None:
+            out.append(found)
     return out
+
+
+def _run_name(
+    text: str,
+    m: re.Match[str],
+    lex: Lexicon,
+    known_openers: frozenset[str],
+    common_words: frozenset[str],
+) -> tuple[int, str] | None:
+    """Return the name a capitalised run writes, ``(offset, name)``, or None.
+
+    See :func:`name_spans` for what is trimmed and when a lone opening word counts.
+    """
+    start = m.start()
+    parts = _without_possessive(m.group(0), lex).split()
+    before = text[:start].rstrip(_LINE_OPENING)
+    opens = not before or before.endswith((".", "!", "?", ":", ";", "\n"))
+    if opens and len(parts) > 1 and parts[1].islower():
+        # "Owns the Ledgerline Billing Service": a capitalised verb, then a name.
+        parts[0] = parts[0].lower()
+    elif (
+        opens
+        and len(parts) > 1
+        and fold(parts[0]) in common_words
+        and fold(parts[0]) not in known_openers
+    ):
+        parts[0] = parts[0].lower()
+    parts, opens = _trim_name_parts(parts, opens, lex)
+    if not parts:
+        return None
+    start = m.start() + m.group(0).find(parts[0])
+    name = " ".join(parts)
+    if opens and len(parts) == 1 and start != m.start():
+        opens = False
+    if opens and len(parts) == 1:
+        word = parts[0]
+        if not (word.isupper() and len(word) > 1) and fold(word) not in known_openers:
+            return None
+    return start, name
+
+
+def _without_possessive(name: str, lex: Lexicon) -> str:
+    """Drop a trailing possessive ("Dana's" is "Dana")."""
+    for suffix in (*lex.possessive_suffixes, "'", "’"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _trim_name_parts(parts: list[str], opens: bool, lex: Lexicon) -> tuple[list[str], bool]:
+    """Trim the words of a run that name nothing, and tell whether it still opens a line.
+
+    Leading function words, lower-case and calendar words go; trailing calendar words
+    and numbers go unless a connector binds them; trailing connectors go. A run whose
+    dropped opening word was lower case no longer opens the line.
+    """
+    stop, calendar, connectors = lex.stop_words, lex.calendar_words, lex.name_connectors
+    while parts and (fold(parts[0]) in stop or parts[0].islower() or fold(parts[0]) in calendar):
+        opens = False if not parts[0][:1].isupper() else opens
+        parts = parts[1:]
+    while (
+        parts
+        and (fold(parts[-1]) in calendar or parts[-1].isdigit())
+        and not any(p in connectors for p in parts[:-1])
+    ):
+        parts = parts[:-1]
+    while parts and parts[-1] in connectors:
+        parts = parts[:-1]
+    return parts, opens
 
 
 def has_answer_value(text: str, kind: str | None, exclude: frozenset[str] = frozenset()) -> bool:
@@ -391,31 +420,92 @@ def boilerplate_reason(text: str, common_lines: Container[str] | None = None) ->
     if not s:
         return ""
     lines = [ln.strip() for ln in s.splitlines() if ln.strip()]
-    if any(ln in _FENCE_LINE for ln in lines[:1]) and any(
-        _KEY_VALUE_LINE_RE.match(ln) for ln in lines
-    ):
+    if _is_front_matter(lines):
         return "front matter"
-    if len(lines) >= 2 and all(_KEY_VALUE_LINE_RE.match(ln) or ln in _FENCE_LINE for ln in lines):
-        return "front matter"
-    keys = [line_key(ln) for ln in lines]
-    if common_lines and any(keys) and all(k in common_lines for k in keys if k):
+    if _is_repeated(lines, common_lines):
         return "repeated"
     lex = active()
-    if _LINK_RE.search(s):
-        outside = [w for w in fast_words(_LINK_RE.sub(" ", s)) if w not in lex.stop_words]
-        visible = len("".join(s.split()))
-        if 2 * _link_chars(s) >= visible or len(outside) <= 2:
-            return "links"
+    if _is_link_heavy(s, lex):
+        return "links"
     body_words = fast_words(s)
     opener = body_words[0] if body_words else ""
     if opener in lex.pointer_words and len(body_words) <= 10:
         return "pointer"
-    if (
+    if _is_fragment(s, lines, body_words, lex):
+        return "fragment"
+    return ""
+
+
+def _is_front_matter(lines: Sequence[str]) -> bool:
+    """Tell whether the lines are front matter.
+
+    A ``---`` fenced block of ``key: value`` lines, or two lines or more of only such
+    lines (and fences).
+    """
+    if any(ln in _FENCE_LINE for ln in lines[:1]) and any(
+        _KEY_VALUE_LINE_RE.match(ln) for ln in lines
+    ):
+        return True
+    return len(lines) >= 2 and all(
+        _KEY_VALUE_LINE_RE.match(ln) or ln in _FENCE_LINE for ln in lines
+    )
+
+
+def _is_repeated(lines: Sequence[str], common_lines: Container[str] | None) -> bool:
+    """Tell whether every line with words is one many documents of the corpus repeat."""
+    keys = [line_key(ln) for ln in lines]
+    return bool(common_lines and any(keys) and all(k in common_lines for k in keys if k))
+
+
+def _is_link_heavy(s: str, lex: Lexicon) -> bool:
+    """Tell whether the text is link-heavy.
+
+    Links and URLs make half its characters, or all but two of its content words are
+    link text.
+    """
+    if not _LINK_RE.search(s):
+        return False
+    outside = [w for w in fast_words(_LINK_RE.sub(" ", s)) if w not in lex.stop_words]
+    visible = len("".join(s.split()))
+    return 2 * _link_chars(s) >= visible or len(outside) <= 2
+
+
+def _is_fragment(s: str, lines: Sequence[str], body_words: Sequence[str], lex: Lexicon) -> bool:
+    """Tell whether it is one short line: ≤ 3 content words, no digit, no sentence end."""
+    return (
         len(lines) == 1
         and not s.startswith("|")
         and not _TERMINAL_RE.search(s)
         and not any(ch.isdigit() for ch in s)
         and len([w for w in body_words if w not in lex.stop_words]) <= 3
-    ):
-        return "fragment"
-    return ""
+    )
+
+
+REPEATED_LINE_MIN_DOCS = 3
+"""A line is corpus boilerplate when at least this many documents repeat it..."""
+REPEATED_LINE_DOC_SHARE = 0.02
+"""...and at least this share of the corpus's documents (site headers, footers, banners)."""
+_MAX_LINE_CHARS = 300
+
+
+def repeated_lines(chunks: Iterable[Chunk]) -> frozenset[str]:
+    """Keys of the lines that many documents of a corpus repeat (navigation, footers...).
+
+    A line counts once per document; headings and lines longer than 300 characters
+    are left out. A line is repeated when at least :data:`REPEATED_LINE_MIN_DOCS`
+    documents and :data:`REPEATED_LINE_DOC_SHARE` of all documents hold it. Keys are
+    :func:`line_key`.
+    """
+    docs_of: dict[str, set[str]] = {}
+    all_docs: set[str] = set()
+    for chunk in chunks:
+        all_docs.add(chunk.doc_id)
+        for line in chunk.text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#") or len(line) > _MAX_LINE_CHARS:
+                continue
+            key = line_key(line)
+            if key:
+                docs_of.setdefault(key, set()).add(chunk.doc_id)
+    floor = max(REPEATED_LINE_MIN_DOCS, math.ceil(REPEATED_LINE_DOC_SHARE * len(all_docs)))
+    return frozenset(k for k, d in docs_of.items() if len(d) >= floor)

@@ -1,8 +1,11 @@
 """Prompt templates, one file per LLM step, and the fencing of the text they quote.
 
-Each file holds two messages, each under its heading line: ``# System`` (the task,
-the reply's fields, a one-line JSON example of the reply with placeholder values,
-and the data rule) and ``# User`` (the question and the quoted blocks, last). Small
+Each :class:`~sealgraph.reasoning.base.Step` has one file, named by its value
+(``needs.md``, ``extract.md``, ``assess.md``, ``plan.md``, ``generate.md``), read
+from the package with :mod:`importlib.resources` (:func:`load_prompt`). Each file
+holds two messages, each under its heading line: ``# System`` (the task, the
+reply's fields, a one-line JSON example of the reply with placeholder values, and
+the data rule) and ``# User`` (the question and the quoted blocks, last). Small
 models follow a short system message and a user message that is all data better
 than one long prompt. :func:`prompt_messages` fills and splits a file;
 :func:`prompt_example` returns its JSON example.
@@ -27,15 +30,25 @@ from functools import cache
 from importlib import resources
 from typing import Any, Protocol
 
-PROMPT_NAMES = ("needs", "extract", "assess", "micro_query", "generate")
-"""The LLM steps that have a prompt file."""
+from sealgraph.model import Step
+
+PROMPT_NAMES: tuple[Step, ...] = tuple(Step)
+"""The LLM steps that have a prompt file: every :class:`~sealgraph.reasoning.base.Step`."""
+
+
+def _step(name: str) -> Step:
+    """Return the step ``name`` names (a :class:`Step` or its value); KeyError when none does."""
+    try:
+        return Step(name)
+    except ValueError:
+        known = ", ".join(PROMPT_NAMES)
+        raise KeyError(f"unknown prompt {name!r}; known: {known}") from None
 
 
 @cache
-def load_prompt(name: str) -> str:
-    """Return the text of ``sealgraph/prompts/<name>.md``."""
-    if name not in PROMPT_NAMES:
-        raise KeyError(f"unknown prompt {name!r}; known: {', '.join(PROMPT_NAMES)}")
+def load_prompt(step: Step | str) -> str:
+    """Return the text of step ``step``'s prompt file, ``sealgraph/prompts/<step>.md``."""
+    name = _step(step).value
     return resources.files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 
@@ -44,7 +57,8 @@ USER_HEADING = "# User"
 _EXAMPLE = re.compile(r"^JSON example[^:\n]*: (\{.*\})[ \t]*$", re.MULTILINE)
 
 
-def _sections(name: str) -> tuple[str, str]:
+def _sections(step: Step | str) -> tuple[str, str]:
+    name = _step(step).value
     text = load_prompt(name)
     lines = text.splitlines()
     try:
@@ -58,18 +72,19 @@ def _sections(name: str) -> tuple[str, str]:
     return "\n".join(lines[s + 1 : u]).strip(), "\n".join(lines[u + 1 :]).strip()
 
 
-def prompt_messages(name: str, **values: str) -> tuple[str, str]:
-    """Return the (system, user) messages of prompt ``name`` filled with ``values``.
+def prompt_messages(step: Step | str, **values: str) -> tuple[str, str]:
+    """Return the (system, user) messages of step ``step``'s prompt filled with ``values``.
 
     The values are put in as given: fence them first (:func:`fence`,
     :func:`passages_block`).
     """
-    system, user = _sections(name)
+    system, user = _sections(step)
     return system.format(**values), user.format(**values)
 
 
 @cache
-def _example_text(name: str) -> str:
+def _example_text(step: Step | str) -> str:
+    name = _step(step).value
     system = _sections(name)[0].format()
     found = _EXAMPLE.search(system)
     if found is None:
@@ -77,9 +92,9 @@ def _example_text(name: str) -> str:
     return found.group(1)
 
 
-def prompt_example(name: str) -> dict[str, Any]:
-    """Return the one-line JSON example of prompt ``name``'s reply (a fresh copy)."""
-    return json.loads(_example_text(name))
+def prompt_example(step: Step | str) -> dict[str, Any]:
+    """Return the one-line JSON example of step ``step``'s reply (a fresh copy)."""
+    return json.loads(_example_text(step))
 
 
 def fence(text: str) -> str:

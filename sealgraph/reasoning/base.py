@@ -42,6 +42,7 @@ from sealgraph.types import Chunk
 
 T = TypeVar("T")
 
+
 FELL_BACK = "fell back to the offline reasoner"
 """The last note of a step that fell back (its reason is in ``fallback_reason``)."""
 

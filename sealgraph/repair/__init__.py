@@ -6,5 +6,6 @@
 * :mod:`sealgraph.repair.replacement`: fixed-k replacement (ε, dwell, blocklist, do no harm).
 
 These are pure algorithms: they read the ledger's needs and gaps (:mod:`sealgraph.ledger`)
-and know nothing of LangGraph.
+and know nothing of LangGraph. Their values (micro-queries, utility scores, slots and
+decisions) are plain types of :mod:`sealgraph.model`.
 """

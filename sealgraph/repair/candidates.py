@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.needs import QuestionNeeds, focus_text, scope_clauses
-from sealgraph.repair.microqueries import MicroQuery
+from sealgraph.ledger.needs import focus_text, scope_clauses
+from sealgraph.model import MicroQuery, QuestionNeeds
 from sealgraph.types import Hit
 
 if TYPE_CHECKING:  # pragma: no cover (sealgraph.index imports the ledger)

@@ -5,39 +5,19 @@ qualifier, the words of that relation ("Dana Whitcombe date of birth", not "tell
 about Dana Whitcombe"). It carries the documents the gazetteer or the ledger's links
 already point to, so retrieval can look them up by title before searching.
 Queries already issued are never repeated.
+
+:class:`MicroQuery` is a plain value of :mod:`sealgraph.model`, importable from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from sealgraph.ledger.gaps import Gap
+from sealgraph.model import Gap, MicroQuery
 from sealgraph.text.lexicon import active
 from sealgraph.text.names import normalize_name
 
-
-@dataclass(frozen=True, slots=True)
-class MicroQuery:
-    """An atomic query for one gap."""
-
-    text: str
-    """Query text for hybrid search."""
-    entity: str
-    """The entity it is anchored on ('' when none)."""
-    gap_kind: str
-    """Kind of the gap it serves."""
-    title_targets: tuple[str, ...] = ()
-    """Documents to fetch by exact title/alias lookup before searching."""
-
-    def to_dict(self) -> dict:
-        """Return a JSON-safe dict."""
-        return {
-            "text": self.text,
-            "entity": self.entity,
-            "gap_kind": self.gap_kind,
-            "title_targets": list(self.title_targets),
-        }
+__all__ = ["MicroQuery", "micro_queries"]
 
 
 def _query_key(text: str) -> str:

@@ -28,60 +28,29 @@ Do no harm (when the scores carry need coverage, see
 When such a rule refuses the weakest victim, the next weakest is tried.
 
 These functions are pure: the caller supplies a scoring function and receives the
-new set plus one decision record per swap or refusal.
+new set plus one decision record per swap or refusal (:class:`Slot`,
+:class:`Decision` and :class:`ReplacementResult` are plain values of
+:mod:`sealgraph.model`, importable from here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
-from sealgraph.repair.utility import UtilityScore
+from sealgraph.model import Decision, ReplacementResult, Slot, UtilityScore
 
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """One member of the evidence set."""
-
-    chunk_id: str
-    """The passage."""
-    inserted_loop: int
-    """Loop in which it entered the set (0 = initial search)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One replacement decision (becomes a log event)."""
-
-    action: str
-    """``swap``, ``fill``, ``append`` or ``refuse``."""
-    reason: str
-    """Why, in one sentence."""
-    candidate: str | None = None
-    """Best candidate considered."""
-    victim: str | None = None
-    """Passage evicted (swap) or that would have been (refuse)."""
-    candidate_score: UtilityScore | None = None
-    """S(c*) with components."""
-    victim_score: UtilityScore | None = None
-    """S(victim) with components."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplacementResult:
-    """Outcome of one replacement step."""
-
-    evidence: tuple[Slot, ...]
-    """The new evidence set."""
-    decisions: tuple[Decision, ...]
-    """Every swap, fill and refusal, in order."""
-    evicted: tuple[str, ...] = field(default=())
-    """Passages evicted in this step (to blocklist)."""
-
-    @property
-    def changed(self) -> bool:
-        """True when at least one passage entered the set."""
-        return any(d.action in ("swap", "fill", "append") for d in self.decisions)
+__all__ = [
+    "Decision",
+    "ReplacementResult",
+    "ScoreCandidate",
+    "ScoreSet",
+    "Slot",
+    "evict_victim",
+    "expansion_step",
+    "harm_reason",
+    "protected",
+    "replacement_step",
+]
 
 
 def protected(slot: Slot, loop: int, dwell: int) -> bool:
@@ -195,67 +164,112 @@ def replacement_step(
                 Decision("fill", f"set has {len(ids)} < k={k} passages", best, None, s_best)
             )
             continue
-        set_scores = score_set(ids)
-        victim = evict_victim(slots, set_scores, loop, dwell)
-        if victim is None:
-            best, s_best = _best_candidate(pool, ids, score_candidate)
-            decisions.append(
-                Decision(
-                    "refuse", "every passage is protected by the dwell guard", best, None, s_best
-                )
-            )
-            break
-        s_victim = set_scores[victim.chunk_id]
-        # Score candidates against the set they would actually join: the set
-        # without the victim they replace.
-        best, s_best = _best_candidate(
-            pool, [i for i in ids if i != victim.chunk_id], score_candidate
+        decision = _swap_or_refuse(
+            slots,
+            pool,
+            loop=loop,
+            dwell=dwell,
+            epsilon=epsilon,
+            score_set=score_set,
+            score_candidate=score_candidate,
         )
-        harm = harm_reason(victim, s_victim, s_best)
-        if harm and s_best.total > s_victim.total + epsilon:
-            # The weakest passage may not go for this candidate: try the next ones.
-            for other in sorted(
-                (s for s in slots if s is not victim and not protected(s, loop, dwell)),
-                key=lambda s: (set_scores[s.chunk_id].total, -s.inserted_loop, s.chunk_id),
-            ):
-                o_best, o_score = _best_candidate(
-                    pool, [i for i in ids if i != other.chunk_id], score_candidate
-                )
-                s_other = set_scores[other.chunk_id]
-                if o_score.total <= s_other.total + epsilon:
-                    continue
-                if not harm_reason(other, s_other, o_score):
-                    victim, s_victim, best, s_best, harm = other, s_other, o_best, o_score, ""
-                    break
-        if harm:
-            decisions.append(Decision("refuse", harm, best, victim.chunk_id, s_best, s_victim))
+        decisions.append(decision)
+        if decision.action != "swap":
             break
-        if s_best.total > s_victim.total + epsilon:
-            slots = [Slot(best, loop) if s.chunk_id == victim.chunk_id else s for s in slots]
-            evicted.append(victim.chunk_id)
-            decisions.append(
-                Decision(
-                    "swap",
-                    f"S(c*)={s_best.total:.3f} > S(victim)={s_victim.total:.3f} + ε={epsilon}",
-                    best,
-                    victim.chunk_id,
-                    s_best,
-                    s_victim,
-                )
-            )
-        else:
-            decisions.append(
-                Decision(
-                    "refuse",
-                    f"S(c*)={s_best.total:.3f} <= S(victim)={s_victim.total:.3f} + ε={epsilon}",
-                    best,
-                    victim.chunk_id,
-                    s_best,
-                    s_victim,
-                )
-            )
-            break
+        slots = [
+            Slot(decision.candidate, loop) if s.chunk_id == decision.victim else s for s in slots
+        ]
+        evicted.append(decision.victim)
     return ReplacementResult(tuple(slots), tuple(decisions), tuple(evicted))
+
+
+def _swap_or_refuse(
+    slots: Sequence[Slot],
+    pool: Sequence[str],
+    *,
+    loop: int,
+    dwell: int,
+    epsilon: float,
+    score_set: ScoreSet,
+    score_candidate: ScoreCandidate,
+) -> Decision:
+    """Decide one swap of a full set: the best candidate for the weakest open victim.
+
+    The victim is the lowest-utility passage the dwell guard leaves open; when the
+    do-no-harm rules refuse it for a candidate that would otherwise win, the next
+    weakest victims are tried (:func:`_harmless_swap`).
+    """
+    ids = [s.chunk_id for s in slots]
+    set_scores = score_set(ids)
+    victim = evict_victim(slots, set_scores, loop, dwell)
+    if victim is None:
+        best, s_best = _best_candidate(pool, ids, score_candidate)
+        return Decision(
+            "refuse", "every passage is protected by the dwell guard", best, None, s_best
+        )
+    s_victim = set_scores[victim.chunk_id]
+    # Score candidates against the set they would actually join: the set
+    # without the victim they replace.
+    best, s_best = _best_candidate(pool, [i for i in ids if i != victim.chunk_id], score_candidate)
+    harm = harm_reason(victim, s_victim, s_best)
+    if harm and s_best.total > s_victim.total + epsilon:
+        # The weakest passage may not go for this candidate: try the next ones.
+        other = _harmless_swap(
+            slots, victim, pool, set_scores, loop, dwell, epsilon, score_candidate
+        )
+        if other is not None:
+            victim, s_victim, best, s_best = other
+            harm = ""
+    if harm:
+        return Decision("refuse", harm, best, victim.chunk_id, s_best, s_victim)
+    if s_best.total > s_victim.total + epsilon:
+        return Decision(
+            "swap",
+            f"S(c*)={s_best.total:.3f} > S(victim)={s_victim.total:.3f} + ε={epsilon}",
+            best,
+            victim.chunk_id,
+            s_best,
+            s_victim,
+        )
+    return Decision(
+        "refuse",
+        f"S(c*)={s_best.total:.3f} <= S(victim)={s_victim.total:.3f} + ε={epsilon}",
+        best,
+        victim.chunk_id,
+        s_best,
+        s_victim,
+    )
+
+
+def _harmless_swap(
+    slots: Sequence[Slot],
+    victim: Slot,
+    pool: Sequence[str],
+    set_scores: dict[str, UtilityScore],
+    loop: int,
+    dwell: int,
+    epsilon: float,
+    score_candidate: ScoreCandidate,
+) -> tuple[Slot, UtilityScore, str, UtilityScore] | None:
+    """Return the next weakest open victim whose best candidate wins without harm.
+
+    ``(victim, S(victim), candidate, S(candidate))``, or None when every other open
+    passage either beats its best candidate by ε or would be harmed by the swap.
+    """
+    ids = [s.chunk_id for s in slots]
+    for other in sorted(
+        (s for s in slots if s is not victim and not protected(s, loop, dwell)),
+        key=lambda s: (set_scores[s.chunk_id].total, -s.inserted_loop, s.chunk_id),
+    ):
+        o_best, o_score = _best_candidate(
+            pool, [i for i in ids if i != other.chunk_id], score_candidate
+        )
+        s_other = set_scores[other.chunk_id]
+        if o_score.total <= s_other.total + epsilon:
+            continue
+        if not harm_reason(other, s_other, o_score):
+            return other, s_other, o_best, o_score
+    return None
 
 
 def expansion_step(

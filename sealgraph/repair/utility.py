@@ -23,79 +23,24 @@ Each score also carries what the do-no-harm rules of fixed-k replacement read
 (:mod:`sealgraph.repair.replacement`): the marginal need coverage, the part of it
 that is about documents (entity, mention, bridge and qualifier needs), the passage's
 own coverage of each document need, the share of the question's relation words it
-states, and whether it belongs to a document the question names.
+states, and whether it belongs to a document the question names
+(:class:`UtilityScore`, a plain value of :mod:`sealgraph.model`, importable from here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.gaps import NeedItem, cover, relation_share, set_cover
+from sealgraph.ledger.gaps import cover, relation_share, set_cover
+from sealgraph.model import NeedItem, UtilityScore
+
+__all__ = ["UtilityScore", "jaccard", "score_set", "set_covers", "utility"]
 
 _DOCUMENT_NEEDS = frozenset(["entity", "mention", "bridge", "qualifier"])
 """Needs met by bringing the right document (the others by stating the right words)."""
-
-
-@dataclass(frozen=True, slots=True)
-class UtilityScore:
-    """S(c) with its components."""
-
-    chunk_id: str
-    """Passage scored."""
-    gap_coverage: float
-    """GapCov in [0, 1]."""
-    corroboration: float
-    """Corr in [0, 1]."""
-    novelty: float
-    """Nov in [0, 1]."""
-    redundancy: float
-    """Red in [0, 1]."""
-    total: float
-    """λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red."""
-    need_gain: float | None = None
-    """Marginal need coverage summed over the items (GapCov before normalising): for a
-    candidate, what it would add; for an incumbent, what evicting it would lose. None
-    when not computed (the do-no-harm rules are then skipped)."""
-    doc_gain: float | None = None
-    """The part of ``need_gain`` from entity, mention, bridge and qualifier needs."""
-    relation: float = 0.0
-    """Weighted share of the question's relation words the passage states."""
-    covers: tuple[float, ...] = ()
-    """The passage's own coverage of each document need (entity, mention, bridge,
-    qualifier), in item order."""
-    named: bool = False
-    """True when the passage belongs to a document the question names."""
-
-    def to_dict(self) -> dict[str, float | str]:
-        """Return a JSON-safe dict with rounded components."""
-        out: dict[str, float | str] = {
-            "chunk_id": self.chunk_id,
-            "gap_coverage": round(self.gap_coverage, 4),
-            "corroboration": round(self.corroboration, 4),
-            "novelty": round(self.novelty, 4),
-            "redundancy": round(self.redundancy, 4),
-            "total": round(self.total, 4),
-        }
-        if self.need_gain is not None:
-            out["need_gain"] = round(self.need_gain, 4)
-            out["relation"] = round(self.relation, 4)
-        return out
-
-    def dominates(self, other: UtilityScore) -> bool:
-        """Tell whether this passage covers strictly more than ``other``.
-
-        Every document need at least as well, and one of them better. (Relation
-        words do not count: two chunks of one document that differ only there are a
-        ranking question, which the initial search settled.)
-        """
-        if len(self.covers) != len(other.covers):
-            return False
-        pairs = list(zip(self.covers, other.covers, strict=True))
-        return all(a >= b - 1e-9 for a, b in pairs) and any(a > b + 1e-9 for a, b in pairs)
 
 
 def _text_words(passage: PassageFeatures) -> frozenset[str]:

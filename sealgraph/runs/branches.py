@@ -12,6 +12,7 @@ unless a fork is asked for by its checkpoint id.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +43,25 @@ class Branch:
 
     @property
     def overrides(self) -> dict[str, Any]:
-        """Config overrides in force at the end of the branch."""
-        return dict(self.end.values.get("config") or {})
+        """Config overrides in force at the end of the branch.
+
+        What the branch's newest checkpoint that records any says in its metadata
+        (``ask`` records a run's, ``replay`` a fork's); runs made before overrides
+        left the state read them from the state.
+        """
+        from sealgraph.runs.threads import OVERRIDES_KEY
+
+        for snapshot in reversed(self.snapshots):
+            raw = (snapshot.metadata or {}).get(OVERRIDES_KEY)
+            if isinstance(raw, str):
+                try:
+                    value = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(value, dict):
+                    return value
+        legacy = self.end.values.get("config")
+        return dict(legacy) if isinstance(legacy, dict) else {}
 
 
 def _id(snapshot: Any) -> str:

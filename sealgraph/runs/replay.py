@@ -1,9 +1,12 @@
 """Replay: fork a stored run at a checkpoint with changed config and compare the outcomes.
 
 The fork is a new branch of the same thread. :func:`fork_run` writes one new
-checkpoint (a LangGraph ``update_state`` on the chosen checkpoint that sets the
-state's ``config``) and runs the graph on from there; the original checkpoints
-are never touched, so the original run stays readable and replayable.
+checkpoint (a LangGraph ``update_state`` on the chosen checkpoint, recording the
+fork's overrides in its metadata) and runs the graph on from there with the
+graph's config, which holds the overrides (build it with
+:func:`sealgraph.runs.threads.graph_for_thread` and ``extra_overrides``); the
+original checkpoints are never touched, so the original run stays readable and
+replayable.
 :func:`diff_evidence` says where the fork's evidence differs.
 """
 
@@ -106,6 +109,16 @@ class ReplayResult:
     """Where the evidence and the answer differ."""
 
 
+def _recorded(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the overrides a run config's metadata records (none when it records none)."""
+    raw = metadata.get(OVERRIDES_KEY)
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else {}
+    except (ValueError, RecursionError):
+        value = {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 def fork_run(
     graph: Any,
     config: Mapping[str, Any],
@@ -120,8 +133,10 @@ def fork_run(
     made before, and is compared with the original run's outcome.
 
     Args:
-        graph: The run's graph, with its checkpointer.
-        config: The run config (thread id and the metadata to record on the fork).
+        graph: The run's graph, with its checkpointer, built with the run's overrides
+            and ``overrides`` (:func:`sealgraph.runs.threads.graph_for_thread`).
+        config: The run config (thread id and the metadata to record on the fork,
+            the run's own overrides among them: :func:`sealgraph.runs.threads.run_config`).
         step: Metadata step of the checkpoint to fork from (0 re-runs everything
             from the search; the run's input checkpoint, step -1, cannot be forked).
         overrides: Dotted config overrides (``{"k": 5}``), applied on top of the run's.
@@ -143,13 +158,11 @@ def fork_run(
     thread_id = str(config["configurable"]["thread_id"])
     main, _ = thread_branches(graph, thread_id)
     start = snapshot_at(main, step, thread_id)
-    merged = {**dict(start.values.get("config") or {}), **dict(overrides)}
+    metadata = dict(config.get("metadata") or {})
+    merged = {**_recorded(metadata), **dict(overrides)}
     SealConfig().override(merged, trusted=False)  # validate before writing anything
-    metadata = {
-        **dict(config.get("metadata") or {}),
-        OVERRIDES_KEY: json.dumps(merged, sort_keys=True),
-    }
-    fork_config = graph.update_state({**start.config, "metadata": metadata}, {"config": merged})
+    metadata[OVERRIDES_KEY] = json.dumps(merged, sort_keys=True)
+    fork_config = graph.update_state({**start.config, "metadata": metadata}, None)
     run_config = {
         **dict(config),
         "metadata": metadata,

@@ -7,10 +7,9 @@ in the checkpoint metadata (which LangGraph persists with every checkpoint):
 * ``sealgraph_llm``: whether the LLM reasoner was used;
 * ``sealgraph_overrides``: the run's config overrides (JSON).
 
-The overrides also travel in the graph state (the input's ``config`` key), so
-every node applies them; the metadata copy lets ``resume``, ``trace`` and
-``replay`` rebuild exactly the graph the run used (the LLM settings are read
-when the graph is built) even before the first node ran.
+The overrides are the config the run's graph is built with; the metadata lets
+``resume``, ``trace`` and ``replay`` rebuild exactly that graph (the LLM settings
+are read when the graph is built) even before the first node ran.
 
 A run database is data: what it records is validated as a stranger's would be
 (no lexicon module imported), and the LLM endpoint a run used (``llm.base_url``,
@@ -193,7 +192,7 @@ def read_origin(checkpointer: BaseCheckpointSaver, thread_id: str) -> RunOrigin:
             overrides = json.loads(raw)
         except (ValueError, RecursionError):
             overrides = None
-    if not isinstance(overrides, Mapping):  # a run made from Python: read the state instead
+    if not isinstance(overrides, Mapping):  # a run made from Python (or before 0.2): the state
         values = items[0].checkpoint.get("channel_values") or {}
         overrides = values.get("config") if isinstance(values.get("config"), Mapping) else {}
     index = metadata.get(INDEX_KEY)
@@ -394,7 +393,7 @@ def stream_run(
 
     Args:
         graph: A compiled sealgraph graph with a checkpointer.
-        run_input: ``{"question": ..., "config": ...}``, or None to continue.
+        run_input: ``{"question": ...}``, or None to continue.
         config: The run config (see :func:`run_config`).
         on_node: Called with the node name and the events it appended.
         interrupt_before: Nodes to pause before (``"*"`` for all).

@@ -17,7 +17,7 @@ a live stream, on a finished run and on a checkpoint read back from a database:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,44 +132,72 @@ def node_summary(node: str, events: Sequence[Mapping[str, Any]]) -> str:
     """
     if not events:
         return "(no events)"
-    stops = [str(e.get("message", "")) for e in _of_kind(events, "stop")]
-    main: str
-    if node == "micro_query":
-        queries = _of_kind(events, "micro_query")
-        found = sum(len((e.get("data") or {}).get("candidates", [])) for e in queries)
-        texts = ", ".join(repr((e.get("data") or {}).get("text", "")) for e in queries)
-        main = f"{_plural(len(queries), 'micro-query', 'micro-queries')}, {found} candidate(s)"
-        if texts:
-            main += f": {texts}"
-    elif node == "replace":
-        decisions = _of_kind(events, *_DECISION_KINDS)
-        counts = [
-            _plural(sum(1 for d in decisions if d.get("kind") == kind), *_DECISION_WORDS[kind])
-            for kind in _DECISION_KINDS
-            if any(d.get("kind") == kind for d in decisions)
-        ]
-        changes = [d for d in decisions if d.get("kind") != "refuse"]
-        main = ", ".join(counts) or "no decision"
-        if changes:
-            main += ": " + "; ".join(str(d.get("message", "")) for d in changes)
-    else:
-        preferred = {
-            "search": "retrieved",
-            "extract": "ledger",
-            "assess": "assess",
-            "pack": "pack",
-            "generate": "answer",
-        }.get(node)
-        chosen = _of_kind(events, preferred) if preferred else []
-        non_stop = [e for e in events if e.get("kind") != "stop"]
-        pick = chosen[-1] if chosen else (non_stop[-1] if non_stop else None)
-        main = str(pick.get("message", "")) if pick else ""
-        if node == "generate":
-            main = snippet(main, 120)
+    summarise = _NODE_SUMMARISERS.get(node)
+    main = summarise(events) if summarise else _main_message(events, None)
+    return _with_fallbacks_and_stops(main, events)
+
+
+def _micro_query_summary(events: Sequence[Mapping[str, Any]]) -> str:
+    # How many micro-queries, how many candidates they found, and their texts.
+    queries = _of_kind(events, "micro_query")
+    found = sum(len((e.get("data") or {}).get("candidates", [])) for e in queries)
+    texts = ", ".join(repr((e.get("data") or {}).get("text", "")) for e in queries)
+    main = f"{_plural(len(queries), 'micro-query', 'micro-queries')}, {found} candidate(s)"
+    if texts:
+        main += f": {texts}"
+    return main
+
+
+def _replace_summary(events: Sequence[Mapping[str, Any]]) -> str:
+    # Counts per decision kind (in _DECISION_KINDS order), then the messages of the changes.
+    decisions = _of_kind(events, *_DECISION_KINDS)
+    counts = [
+        _plural(sum(1 for d in decisions if d.get("kind") == kind), *_DECISION_WORDS[kind])
+        for kind in _DECISION_KINDS
+        if any(d.get("kind") == kind for d in decisions)
+    ]
+    changes = [d for d in decisions if d.get("kind") != "refuse"]
+    main = ", ".join(counts) or "no decision"
+    if changes:
+        main += ": " + "; ".join(str(d.get("message", "")) for d in changes)
+    return main
+
+
+def _main_message(events: Sequence[Mapping[str, Any]], preferred: str | None) -> str:
+    # The message of the last event of the preferred kind, else of the last non-stop event.
+    chosen = _of_kind(events, preferred) if preferred else []
+    non_stop = [e for e in events if e.get("kind") != "stop"]
+    pick = chosen[-1] if chosen else (non_stop[-1] if non_stop else None)
+    return str(pick.get("message", "")) if pick else ""
+
+
+def _main_message_of(kind: str) -> Callable[[Sequence[Mapping[str, Any]]], str]:
+    return lambda events: _main_message(events, kind)
+
+
+def _generate_summary(events: Sequence[Mapping[str, Any]]) -> str:
+    # The answer can be long: show its start only.
+    return snippet(_main_message(events, "answer"), 120)
+
+
+_NODE_SUMMARISERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], str]] = {
+    "micro_query": _micro_query_summary,
+    "replace": _replace_summary,
+    "search": _main_message_of("retrieved"),
+    "extract": _main_message_of("ledger"),
+    "assess": _main_message_of("assess"),
+    "pack": _main_message_of("pack"),
+    "generate": _generate_summary,
+}
+"""Main part of :func:`node_summary` per node; other nodes show their last non-stop message."""
+
+
+def _with_fallbacks_and_stops(main: str, events: Sequence[Mapping[str, Any]]) -> str:
+    # Appended to every summary: LLM fallbacks (count) and each stop reason.
     fallbacks = _of_kind(events, "llm_fallback")
     if fallbacks:
         main += f" [{_plural(len(fallbacks), 'LLM fallback')}]"
-    for stop in stops:
+    for stop in (str(e.get("message", "")) for e in _of_kind(events, "stop")):
         main = f"{main} | stop: {stop}" if main else f"stop: {stop}"
     return main
 
@@ -225,64 +253,103 @@ def _event_lines(event: Mapping[str, Any]) -> list[str]:
     kind = str(event.get("kind", ""))
     message = str(event.get("message", ""))
     data = event.get("data") or {}
-    if kind == "retrieved":
-        lines = [f"retrieved  {message}"]
-        for hit in data.get("hits", []):
-            lines.append(
-                f"    #{hit.get('rank', '?')} {hit.get('chunk_id', '')} "
-                f"score {float(hit.get('score', 0.0)):.4f}"
-            )
-        return lines
-    if kind == "ledger":
-        lines = [f"ledger     {message}"]
-        if data.get("added_entities"):
-            lines.append(f"    + entities: {', '.join(map(str, data['added_entities']))}")
-        if data.get("dropped_passages"):
-            lines.append(f"    - facts of evicted passages: {', '.join(data['dropped_passages'])}")
-        return lines
-    if kind == "gap":
-        targets = data.get("targets") or []
-        suffix = f" (targets: {', '.join(map(str, targets))})" if targets else ""
-        return [f"gap        {message}{suffix}"]
-    if kind == "stop":
-        return [f"STOP       {message}"]
-    if kind == "micro_query":
-        lines = [f"micro-query {message}"]
-        if data.get("candidates"):
-            lines.append(f"    candidates: {', '.join(map(str, data['candidates']))}")
-        return lines
-    if kind == "candidates":
-        lines = [f"candidates {message}"]
-        scores = list(data.get("scores", []))
-        for score in scores[:_SCORE_ROWS]:
-            lines.append(f"    {score.get('chunk_id', '')}  {_score_row(score)}")
-        if len(scores) > _SCORE_ROWS:
-            lines.append(f"    ... {len(scores) - _SCORE_ROWS} more")
-        for score in data.get("incumbents", []):
-            lines.append(f"    in E_t: {score.get('chunk_id', '')}  {_score_row(score)}")
-        return lines
-    if kind in _DECISION_KINDS:
-        lines = [f"{kind.upper():<10} {message}"]
-        if data.get("candidate_score"):
-            lines.append(
-                f"    candidate {data.get('candidate')}  {_score_row(data['candidate_score'])}"
-            )
-        if data.get("victim_score"):
-            lines.append(f"    victim    {data.get('victim')}  {_score_row(data['victim_score'])}")
-        return lines
-    if kind == "pack":
-        lines = [f"pack       {message}"]
-        for d in data.get("decisions", []):
-            lines.append(
-                f"    {d.get('decision', ''):<15} {d.get('span_id', '')} "
-                f"{d.get('tokens', 0)} tok  {d.get('reason', '')}"
-            )
-        return lines
-    if kind == "answer":
-        cited = data.get("cited") or []
-        suffix = f"  (cites {', '.join(f'[{n}]' for n in cited)})" if cited else ""
-        return [f"answer     {message}{suffix}"]
-    return [f"{kind:<10} {message}"]
+    render = _EVENT_RENDERERS.get(kind)
+    if render is None:
+        return [f"{kind:<10} {message}"]
+    return render(kind, message, data)
+
+
+def _retrieved_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [f"retrieved  {message}"]
+    for hit in data.get("hits", []):
+        lines.append(
+            f"    #{hit.get('rank', '?')} {hit.get('chunk_id', '')} "
+            f"score {float(hit.get('score', 0.0)):.4f}"
+        )
+    return lines
+
+
+def _ledger_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [f"ledger     {message}"]
+    if data.get("added_entities"):
+        lines.append(f"    + entities: {', '.join(map(str, data['added_entities']))}")
+    if data.get("dropped_passages"):
+        lines.append(f"    - facts of evicted passages: {', '.join(data['dropped_passages'])}")
+    return lines
+
+
+def _gap_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    targets = data.get("targets") or []
+    suffix = f" (targets: {', '.join(map(str, targets))})" if targets else ""
+    return [f"gap        {message}{suffix}"]
+
+
+def _stop_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    return [f"STOP       {message}"]
+
+
+def _micro_query_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [f"micro-query {message}"]
+    if data.get("candidates"):
+        lines.append(f"    candidates: {', '.join(map(str, data['candidates']))}")
+    return lines
+
+
+def _candidates_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    # The best _SCORE_ROWS candidates with their S(c) components, then the incumbents.
+    lines = [f"candidates {message}"]
+    scores = list(data.get("scores", []))
+    for score in scores[:_SCORE_ROWS]:
+        lines.append(f"    {score.get('chunk_id', '')}  {_score_row(score)}")
+    if len(scores) > _SCORE_ROWS:
+        lines.append(f"    ... {len(scores) - _SCORE_ROWS} more")
+    for score in data.get("incumbents", []):
+        lines.append(f"    in E_t: {score.get('chunk_id', '')}  {_score_row(score)}")
+    return lines
+
+
+def _decision_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [f"{kind.upper():<10} {message}"]
+    if data.get("candidate_score"):
+        lines.append(
+            f"    candidate {data.get('candidate')}  {_score_row(data['candidate_score'])}"
+        )
+    if data.get("victim_score"):
+        lines.append(f"    victim    {data.get('victim')}  {_score_row(data['victim_score'])}")
+    return lines
+
+
+def _pack_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [f"pack       {message}"]
+    for d in data.get("decisions", []):
+        lines.append(
+            f"    {d.get('decision', ''):<15} {d.get('span_id', '')} "
+            f"{d.get('tokens', 0)} tok  {d.get('reason', '')}"
+        )
+    return lines
+
+
+def _answer_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
+    cited = data.get("cited") or []
+    suffix = f"  (cites {', '.join(f'[{n}]' for n in cited)})" if cited else ""
+    return [f"answer     {message}{suffix}"]
+
+
+_EventRenderer = Callable[[str, str, Mapping[str, Any]], list[str]]
+"""Renders one event ``(kind, message, data)`` as timeline lines."""
+
+_EVENT_RENDERERS: dict[str, _EventRenderer] = {
+    "retrieved": _retrieved_lines,
+    "ledger": _ledger_lines,
+    "gap": _gap_lines,
+    "stop": _stop_lines,
+    "micro_query": _micro_query_lines,
+    "candidates": _candidates_lines,
+    **dict.fromkeys(_DECISION_KINDS, _decision_lines),
+    "pack": _pack_lines,
+    "answer": _answer_lines,
+}
+"""Timeline lines per event kind ``(kind, message, data)``; other kinds get one plain line."""
 
 
 def render_timeline(
@@ -346,43 +413,85 @@ def state_view(values: Mapping[str, Any], node: str) -> str:
     overrides = values.get("config")
     if overrides:
         lines.append(f"config overrides: {json.dumps(overrides, sort_keys=True)}")
-    ledger = values.get("ledger") or {}
-    gaps = list(values.get("gaps") or [])
-    loop = values.get("loop", 0)
-    if node == "search":
-        pass
-    elif node in ("extract", "assess"):
-        lines.append(f"loop {loop}; evidence E_t: {_ids(values.get('slots'))}")
-        lines.append(
-            f"ledger: {len(ledger.get('entities') or {})} entities, "
-            f"{len(ledger.get('relations') or [])} relations"
-        )
-    elif node == "micro_query":
-        lines.append(f"loop {loop}; evidence E_t: {_ids(values.get('slots'))}")
-        lines.append(f"open gaps: {len(gaps)}")
-        lines.extend(f"  - {g.get('kind', '')}: {snippet(g.get('reason', ''), 100)}" for g in gaps)
-        lines.append(f"micro-queries issued so far: {len(values.get('issued') or [])}")
-    elif node == "replace":
-        lines.append(f"loop {loop}; evidence E_t: {_ids(values.get('slots'))}")
-        candidates = values.get("candidates") or {}
-        pool = list(dict.fromkeys(c for ids in candidates.values() for c in ids))
-        lines.append(f"candidates: {', '.join(pool) if pool else '(none)'}")
-        blocked = values.get("blocklist") or []
-        if blocked:
-            lines.append(f"blocklist: {', '.join(blocked)}")
-    elif node == "pack":
-        lines.append(f"evidence E_t: {_ids(values.get('slots'))}")
-        lines.append(f"open gaps: {len(gaps)}; stop reason: {values.get('stop_reason', '')}")
-    elif node == "generate":
-        packed = values.get("packed") or []
-        lines.append(
-            f"packed spans: {len(packed)} ({values.get('context_tokens', 0)} tokens); "
-            f"open gaps: {len(gaps)}"
-        )
-        lines.extend(f"  [{p.get('n')}] {p.get('title', '')}" for p in packed)
-    else:
-        lines.append(f"keys: {', '.join(sorted(values))}")
+    view = _NODE_VIEWS.get(node, _keys_view)
+    lines.extend(view(values))
     return "\n".join("  " + line for line in lines)
+
+
+def _evidence_line(values: Mapping[str, Any]) -> str:
+    return f"loop {values.get('loop', 0)}; evidence E_t: {_ids(values.get('slots'))}"
+
+
+def _gaps(values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(values.get("gaps") or [])
+
+
+def _search_view(values: Mapping[str, Any]) -> list[str]:
+    # search reads only the question (and the overrides, shown by state_view).
+    return []
+
+
+def _ledger_view(values: Mapping[str, Any]) -> list[str]:
+    ledger = values.get("ledger") or {}
+    return [
+        _evidence_line(values),
+        f"ledger: {len(ledger.get('entities') or {})} entities, "
+        f"{len(ledger.get('relations') or [])} relations",
+    ]
+
+
+def _micro_query_view(values: Mapping[str, Any]) -> list[str]:
+    gaps = _gaps(values)
+    return [
+        _evidence_line(values),
+        f"open gaps: {len(gaps)}",
+        *(f"  - {g.get('kind', '')}: {snippet(g.get('reason', ''), 100)}" for g in gaps),
+        f"micro-queries issued so far: {len(values.get('issued') or [])}",
+    ]
+
+
+def _replace_view(values: Mapping[str, Any]) -> list[str]:
+    lines = [_evidence_line(values)]
+    candidates = values.get("candidates") or {}
+    pool = list(dict.fromkeys(c for ids in candidates.values() for c in ids))
+    lines.append(f"candidates: {', '.join(pool) if pool else '(none)'}")
+    blocked = values.get("blocklist") or []
+    if blocked:
+        lines.append(f"blocklist: {', '.join(blocked)}")
+    return lines
+
+
+def _pack_view(values: Mapping[str, Any]) -> list[str]:
+    return [
+        f"evidence E_t: {_ids(values.get('slots'))}",
+        f"open gaps: {len(_gaps(values))}; stop reason: {values.get('stop_reason', '')}",
+    ]
+
+
+def _generate_view(values: Mapping[str, Any]) -> list[str]:
+    packed = values.get("packed") or []
+    return [
+        f"packed spans: {len(packed)} ({values.get('context_tokens', 0)} tokens); "
+        f"open gaps: {len(_gaps(values))}",
+        *(f"  [{p.get('n')}] {p.get('title', '')}" for p in packed),
+    ]
+
+
+def _keys_view(values: Mapping[str, Any]) -> list[str]:
+    # A node this module does not know: list the state keys.
+    return [f"keys: {', '.join(sorted(values))}"]
+
+
+_NODE_VIEWS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "search": _search_view,
+    "extract": _ledger_view,
+    "assess": _ledger_view,
+    "micro_query": _micro_query_view,
+    "replace": _replace_view,
+    "pack": _pack_view,
+    "generate": _generate_view,
+}
+"""What :func:`state_view` shows, per node about to run, after the question and overrides."""
 
 
 def state_json(values: Mapping[str, Any]) -> str:

@@ -145,13 +145,19 @@ def test_langgraph_dev_clients_order_bounded_work_and_import_nothing(server):
     log = Path(server_log_path())
     for body in (
         {"input": {"question": QUESTION}, "context": {"config": {"lexicon": "this:x"}}},
-        {"input": {"question": QUESTION, "config": {"lexicon": "this:x"}}},
-        {"input": {"question": QUESTION, "config": {"llm": {"base_url": "http://x.invalid"}}}},
+        {"input": {"question": QUESTION}, "context": {"config": {"llm": {"base_url": "x"}}}},
         {"input": {"question": QUESTION}, "context": {"config": {"max_loops": 10_000}}},
     ):
         out = _post(f"{server}/runs/wait", {"assistant_id": "sealgraph", **body})
         # The server hides the message from the client; its log has it.
         assert out.get("__error__", {}).get("error") == "ConfigError", out
+    # The input holds the question only: a "config" there is not read at all.
+    out = _post(
+        f"{server}/runs/wait",
+        {"assistant_id": "sealgraph", "input": {"question": QUESTION, "config": {"k": 1}}},
+    )
+    assert "__error__" not in out, out
+    assert len(out["evidence"]) == 3
     text = log.read_text(errors="replace")
     assert "a run may not change 'lexicon'" in text
     assert "The Zen of Python" not in text

@@ -33,8 +33,8 @@ from reliability_support import run_cli
 from sealgraph import build_graph
 from sealgraph.cli.ask_cmd import llm_fallbacks
 from sealgraph.config import LLMConfig
-from sealgraph.reasoning._http import REPLY_CEILING_BYTES, is_guarded, reply_byte_bound
 from sealgraph.reasoning.llm import LLMReasoner, chat_model_from_config
+from sealgraph.reasoning.llm._http import REPLY_CEILING_BYTES, is_guarded, reply_byte_bound
 
 QUESTION = "Who designed the Lumen Lamp?"
 LLM_STEPS = {"needs", "extract", "assess", "plan", "generate"}

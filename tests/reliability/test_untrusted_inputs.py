@@ -160,7 +160,8 @@ def test_a_run_config_cannot_import_a_module(tiny_index, tmp_path, monkeypatch):
     graph = build_graph(tiny_index)
     with pytest.raises(ConfigError):
         graph.invoke(
-            {"question": "Who designed the Lumen Lamp?", "config": {"lexicon": "evil_lex_run:X"}}
+            {"question": "Who designed the Lumen Lamp?"},
+            context={"config": {"lexicon": "evil_lex_run:X"}},
         )
     with pytest.raises(ConfigError):
         graph.invoke(
@@ -542,14 +543,16 @@ def test_a_run_config_is_an_allow_list_with_caps(tiny_index):
         with pytest.raises(ConfigError, match="a run"):
             apply_run_overrides(base, overrides)
     graph = build_graph(tiny_index)
-    result = graph.invoke({"question": "Who designed the Lumen Lamp?", "config": {"k": 2}})
+    result = graph.invoke(
+        {"question": "Who designed the Lumen Lamp?"}, context={"config": {"k": 2}}
+    )
     assert len(result["evidence"]) == 2
-    for run in (
-        {"input": {"question": "x?", "config": {"llm.base_url": "http://attacker.invalid"}}},
-        {"input": {"question": "x?"}, "context": SealContext(config={"k": 500})},
+    for context in (
+        {"config": {"llm.base_url": "http://attacker.invalid"}},
+        SealContext(config={"k": 500}),
     ):
         with pytest.raises(ConfigError, match="a run"):
-            graph.invoke(run["input"], context=run.get("context"))
+            graph.invoke({"question": "x?"}, context=context)
 
 
 # --- a run database is data: it cannot choose where an LLM run sends the key -----------------
@@ -568,7 +571,7 @@ def test_a_run_database_cannot_choose_the_llm_endpoint(tiny_index, tmp_path, mon
 
         graph = build_run_graph(tiny_index, overrides={"k": 2}, checkpointer=saver)
         config = run_config("t1", index=tiny_index, llm=True, overrides=recorded)
-        graph.update_state(config, {"question": "Who designed the Lumen Lamp?", "config": {}})
+        graph.update_state(config, {"question": "Who designed the Lumen Lamp?"})
     with open_checkpointer(db) as saver, pytest.raises(InputError) as refused:
         graph_for_thread(saver, "t1")
     assert "llm.base_url=http://attacker.invalid/v1" in str(refused.value)

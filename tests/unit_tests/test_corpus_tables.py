@@ -12,7 +12,9 @@ import threading
 import pytest
 
 import sealgraph.ledger.knowledge as knowledge
+from sealgraph.config import SealConfig
 from sealgraph.errors import IndexCorruptError
+from sealgraph.graph.context import RunContext
 from sealgraph.index import load_index
 from sealgraph.index._manifest import MANIFEST_FILE, file_sha256, write_manifest
 from sealgraph.index.derived import DERIVED_DIR
@@ -21,9 +23,9 @@ from sealgraph.ledger.knowledge import (
     TABLES_FILE,
     CorpusKnowledge,
     corpus_tables,
-    knowledge_for,
     name_document_frequencies,
 )
+from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.text.names import stem
 from sealgraph.types import Chunk
 
@@ -90,7 +92,9 @@ def test_tables_are_counted_once_then_read_from_the_derived_cache(fresh_index, m
     assert kn.distinctive_name("no such name")
     assert len(scans) == 1  # both tables from one pass, kept for the instance
     assert (fresh_index / DERIVED_DIR / TABLES_CACHE).is_file()
-    assert knowledge_for(index) is knowledge_for(index)
+    # A graph's runs share one knowledge, made once (no module cache: the context holds it).
+    run = RunContext.build(index, OfflineReasoner(), SealConfig())
+    assert run.knowledge is run.knowledge
 
     # Another process (a new load of the same index) reads the cache: no pass at all.
     again = load_index(fresh_index)

@@ -550,13 +550,16 @@ def test_graph_method_reads_declines_and_packed_spans_from_its_log():
 
 def test_default_pipeline_records_packed_ranges_and_declines(tiny_index):
     from sealgraph.graph.steps import answer_from_evidence
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
     pipeline = default_pipeline()
     question = "Who designed the Lumen Lamp?"
     chunks = tiny_index.get_chunks([h.chunk_id for h in tiny_index.search_hybrid(question, 3)])
     config = SealConfig(k=3, budget=300)
     result = pipeline.answer_from_evidence(question, chunks, tiny_index, config)
-    plain = answer_from_evidence(question, chunks, tiny_index, config)
+    plain = answer_from_evidence(
+        question, chunks, tiny_index, config, knowledge=CorpusKnowledge(tiny_index)
+    )
     assert result["answer"] == plain["answer"]
     assert result["context"] == plain["context"]
     assert isinstance(result["insufficient"], bool)

@@ -246,9 +246,9 @@ def test_a_name_given_in_the_asked_role_is_the_first_hop_to_ask_about():
 
 
 def test_corpus_knowledge_keeps_rare_names_without_a_page(tiny_index):
-    from sealgraph.ledger.knowledge import knowledge_for
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
-    kn = knowledge_for(tiny_index)
+    kn = CorpusKnowledge(tiny_index)
     studio = tiny_index.lookup_title("Northwind Studio")[0]
     names = {k for _, k in kn.features([studio])[0].names}
     # "Tomas Greyhill" has no page: a content link; "Port Ellis" has one: a title link.

@@ -232,6 +232,6 @@ def test_max_calls_caps_the_run(tiny_index):
 def test_max_calls_can_be_set_per_run(tiny_index):
     model = Scripted(script=list(GOOD_RUN))
     graph = build_graph(tiny_index, llm=model)
-    values = graph.invoke({"question": GRAPH_QUESTION, "config": {"llm.max_calls": 1}})
+    values = graph.invoke({"question": GRAPH_QUESTION}, context={"config": {"llm.max_calls": 1}})
     assert model.calls == 1
     assert {f["reason"] for f in llm_fallbacks(values["seal_log"])} == {MAX_CALLS_SPENT}

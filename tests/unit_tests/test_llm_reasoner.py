@@ -480,9 +480,9 @@ def events(values, kind: str) -> list[dict]:
 
 
 def offline_needs(index):
-    from sealgraph.ledger.knowledge import knowledge_for
+    from sealgraph.ledger.knowledge import CorpusKnowledge
 
-    return question_needs(GRAPH_QUESTION, knowledge_for(index).gazetteer)
+    return question_needs(GRAPH_QUESTION, CorpusKnowledge(index).gazetteer)
 
 
 def test_the_graph_reads_the_needs_with_the_model(tiny_index):
@@ -576,11 +576,11 @@ def test_packing_uses_the_support_the_assessment_judged(tiny_index):
 
 def test_packing_uses_the_offline_support_when_the_model_named_no_passage(tiny_index):
     from sealgraph.ledger.gaps import need_items as items_of
-    from sealgraph.ledger.knowledge import knowledge_for
+    from sealgraph.ledger.knowledge import CorpusKnowledge
     from sealgraph.ledger.needs import QuestionNeeds
 
     values = run_supporting(tiny_index, [])
-    kn = knowledge_for(tiny_index)
+    kn = CorpusKnowledge(tiny_index)
     (needs,) = events(values, "needs")
     ids = [e["chunk_id"] for e in values["evidence"]]
     items = items_of(QuestionNeeds.from_dict(needs["data"]), kn.idf)

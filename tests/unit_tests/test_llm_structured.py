@@ -26,6 +26,7 @@ from sealgraph.ledger.gaps import Gap, need_items
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import question_needs
+from sealgraph.model import Step
 from sealgraph.nodes._common import EventWriter
 from sealgraph.prompts import PROMPT_NAMES, prompt_example, prompt_messages
 from sealgraph.reasoning.answer import SpanText
@@ -43,11 +44,11 @@ from sealgraph.reasoning.llm import (
     MethodUnavailable,
     NeedsReading,
     QueryPlan,
-    _error_kind,
-    _json_objects,
     cited_numbers,
     schema_hint,
 )
+from sealgraph.reasoning.llm._failures import error_kind
+from sealgraph.reasoning.llm._structured import json_objects
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.types import Chunk
 
@@ -154,11 +155,11 @@ def test_the_object_that_fits_the_schema_is_taken_among_several():
 
 
 def test_json_objects_are_found_in_prose():
-    assert _json_objects('a {"a": 1} b {not json} c {"b": {"c": [1, 2]}}') == [
+    assert json_objects('a {"a": 1} b {not json} c {"b": {"c": [1, 2]}}') == [
         {"a": 1},
         {"b": {"c": [1, 2]}},
     ]
-    assert _json_objects("no object [1, 2] here") == []
+    assert json_objects("no object [1, 2] here") == []
 
 
 def test_a_reply_wrapped_in_one_key_is_unwrapped():
@@ -290,7 +291,7 @@ def test_citations_to_spans_that_do_not_exist_are_rejected_and_counted_once():
     assert out.fallback_reason == reason
     assert reason in str(model.sent[1][-1].content)  # the retry is told
     # The trace: one note per rejected attempt (with the reply), one fallback for the step.
-    w = EventWriter("generate", None, 0)
+    w = EventWriter("generate", 0)
     w.outcome_notes(out, "generate")
     kinds = [e["kind"] for e in w.events]
     assert kinds.count("llm_fallback") == 1 and kinds.count("llm_note") == 2
@@ -308,7 +309,7 @@ def test_a_declined_answer_needs_no_citation():
 
 
 def test_a_plan_that_copies_the_example_query_is_rejected():
-    example = prompt_example("micro_query")["queries"][0]
+    example = prompt_example(Step.PLAN)["queries"][0]
     good = {"text": "Ilse Vey birthplace", "entity": "Ilse Vey", "gap_kind": "missing_relation"}
     copied = tool("QueryPlan", queries=[good, example])
     llm, model = reasoner(copied, tool("QueryPlan", queries=[good]))
@@ -326,11 +327,11 @@ def test_a_reply_that_is_the_example_is_rejected():
 # --- prompts: short system message, data in the user message ----------------------------------
 
 SCHEMAS = {
-    "needs": NeedsReading,
-    "extract": Extraction,
-    "assess": Assessment,
-    "micro_query": QueryPlan,
-    "generate": AnswerOut,
+    Step.NEEDS: NeedsReading,
+    Step.EXTRACT: Extraction,
+    Step.ASSESS: Assessment,
+    Step.PLAN: QueryPlan,
+    Step.GENERATE: AnswerOut,
 }
 VALUES = {
     "question": "Q?",
@@ -427,20 +428,18 @@ def _wrapped(cause: BaseException) -> Exception:
     ],
 )
 def test_error_kinds(exc, kind):
-    assert _error_kind(exc) == kind
+    assert error_kind(exc) == kind
 
 
 def test_a_reply_that_writes_the_examples_placeholders_is_rejected():
-    from sealgraph.reasoning.llm import _placeholder_in
+    from sealgraph.reasoning.llm._structured import placeholder_in
 
     example = {"answer": "ANSWER, as passage 2 states [2].", "citations": [2]}
-    assert _placeholder_in(
-        {"answer": "ANSWER, as passage 2 states [1].", "citations": [1]}, example
-    )
-    assert _placeholder_in({"entities": ["NAME AS WRITTEN"]}, {"entities": ["NAME AS WRITTEN"]})
+    assert placeholder_in({"answer": "ANSWER, as passage 2 states [1].", "citations": [1]}, example)
+    assert placeholder_in({"entities": ["NAME AS WRITTEN"]}, {"entities": ["NAME AS WRITTEN"]})
     # Real replies, acronyms included, pass.
-    assert not _placeholder_in({"answer": "The NASA team led it [1].", "citations": [1]}, example)
-    assert not _placeholder_in({"answer": "Dana Whitcombe [2]."}, example)
+    assert not placeholder_in({"answer": "The NASA team led it [1].", "citations": [1]}, example)
+    assert not placeholder_in({"answer": "Dana Whitcombe [2]."}, example)
 
 
 def test_a_reply_that_used_every_allowed_token_is_reported_as_cut():

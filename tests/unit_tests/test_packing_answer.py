@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sealgraph.graph.steps import repeated_lines
 from sealgraph.packing import DECISIONS, PackConfig, collect_units, pack, score_units
-from sealgraph.packing.scoring import boilerplate_reason, has_answer_value, line_key, terms
+from sealgraph.packing.scoring import (
+    boilerplate_reason,
+    has_answer_value,
+    line_key,
+    repeated_lines,
+    terms,
+)
 from sealgraph.text.tokens import token_counter
 from sealgraph.types import Chunk
 

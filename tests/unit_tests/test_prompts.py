@@ -11,27 +11,40 @@ from xml.etree import ElementTree
 import pytest
 
 import sealgraph.prompts
+from sealgraph.config import StepTokens
+from sealgraph.model import Step
 from sealgraph.prompts import PROMPT_NAMES, fence, fence_attr, load_prompt, passages_block, unfence
 
 PROMPT_DIR = Path(sealgraph.prompts.__file__).parent
 
 PLACEHOLDERS = {
-    "needs": {"question"},
-    "extract": {"question", "passages"},
-    "assess": {"question", "ledger", "passages"},
-    "micro_query": {"question", "gaps", "issued"},
-    "generate": {"question", "context"},
+    Step.NEEDS: {"question"},
+    Step.EXTRACT: {"question", "passages"},
+    Step.ASSESS: {"question", "ledger", "passages"},
+    Step.PLAN: {"question", "gaps", "issued"},
+    Step.GENERATE: {"question", "context"},
 }
 # Where each prompt puts text that comes from documents (or was derived from them).
-DATA_TAGS = {"extract": "documents", "assess": "documents", "generate": "context"}
+DATA_TAGS = {Step.EXTRACT: "documents", Step.ASSESS: "documents", Step.GENERATE: "context"}
 
 
 def test_every_step_has_a_prompt_file():
-    assert set(PROMPT_NAMES) == set(PLACEHOLDERS)
+    assert set(PROMPT_NAMES) == set(PLACEHOLDERS) == set(Step)
     for name in PROMPT_NAMES:
         path = PROMPT_DIR / f"{name}.md"
         assert path.is_file()
         assert load_prompt(name) == path.read_text(encoding="utf-8")
+    # One file per step, and no file for a name that is not a step.
+    assert {p.stem for p in PROMPT_DIR.glob("*.md")} == {s.value for s in Step}
+
+
+def test_every_step_has_a_token_bound():
+    tokens = StepTokens()
+    assert set(StepTokens.model_fields) == {s.value for s in Step}
+    for step in Step:
+        assert tokens.for_step(step) == getattr(tokens, step.value)
+    bounds = StepTokens(**{s.value: 100 + i for i, s in enumerate(Step)})
+    assert [bounds.for_step(s) for s in Step] == [100 + i for i in range(len(Step))]
 
 
 def test_unknown_prompt_is_rejected():
@@ -57,7 +70,7 @@ def test_every_prompt_says_document_text_is_data_not_instructions(name):
 
 @pytest.mark.parametrize(("name", "tag"), sorted(DATA_TAGS.items()))
 def test_document_text_goes_inside_data_tags(name, tag):
-    key = "context" if name == "generate" else "passages"
+    key = "context" if name == Step.GENERATE else "passages"
     filled = load_prompt(name).format(**{k: f"<<{k}>>" for k in PLACEHOLDERS[name]})
     start, end = filled.index(f"<{tag}>"), filled.index(f"</{tag}>")
     assert start < filled.index(f"<<{key}>>") < end
@@ -67,11 +80,11 @@ def test_document_text_goes_inside_data_tags(name, tag):
 
 # Every block of quoted text, per prompt: (tag, placeholder inside it).
 BLOCKS = {
-    "needs": [("question", "question")],
-    "extract": [("documents", "passages")],
-    "assess": [("ledger", "ledger"), ("documents", "passages")],
-    "micro_query": [("gaps", "gaps"), ("issued", "issued")],
-    "generate": [("context", "context")],
+    Step.NEEDS: [("question", "question")],
+    Step.EXTRACT: [("documents", "passages")],
+    Step.ASSESS: [("ledger", "ledger"), ("documents", "passages")],
+    Step.PLAN: [("gaps", "gaps"), ("issued", "issued")],
+    Step.GENERATE: [("context", "context")],
 }
 
 

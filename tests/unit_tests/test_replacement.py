@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langgraph.runtime import Runtime
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.graph.context import RunContext
+from sealgraph.ledger.knowledge import CorpusKnowledge
 from sealgraph.ledger.needs import question_needs
 from sealgraph.nodes.assess import assess as assess_node
 from sealgraph.nodes.micro_query import micro_query as micro_query_node
@@ -441,12 +442,18 @@ INDEX = TinyIndex(
         "tokyo": ("Tokyo", ["Tokyo is a large city."]),
     }
 )
-CTX = SimpleNamespace(index=INDEX, reasoner=OfflineReasoner())
+
+
+def run_with(cfg: SealConfig) -> Runtime[RunContext]:
+    """The runtime a node gets in a run of a graph built over INDEX with ``cfg``."""
+    return Runtime(context=RunContext.build(INDEX, OfflineReasoner(), cfg))
+
+
 QUESTION = "What year was the director of Lost in Fogland born?"
 
 
 def node_state(slots, loop=0, **extra):
-    needs = question_needs(QUESTION, knowledge_for(INDEX).gazetteer)
+    needs = question_needs(QUESTION, CorpusKnowledge(INDEX).gazetteer)
     return {
         "question": QUESTION,
         "needs": needs.to_dict(),
@@ -458,30 +465,30 @@ def node_state(slots, loop=0, **extra):
 
 
 def test_assess_stops_when_sufficient():
-    out = assess_node(node_state(["lit#0", "castellan#0"]), CTX, SealConfig(), None)
+    out = assess_node(node_state(["lit#0", "castellan#0"]), run_with(SealConfig()))
     assert out["sufficient"] and out["gaps"] == []
     assert out["stop_reason"].startswith("sufficient")
 
 
 def test_assess_stops_when_the_loop_budget_is_spent():
     cfg = SealConfig(max_loops=2)
-    out = assess_node(node_state(["lit#0"], loop=2), CTX, cfg, None)
+    out = assess_node(node_state(["lit#0"], loop=2), run_with(cfg))
     assert not out["sufficient"] and out["gaps"]
     assert out["stop_reason"] == "loop budget spent (L=2)"
     # With loops left, the gaps send the graph on to micro-queries.
-    assert assess_node(node_state(["lit#0"], loop=1), CTX, cfg, None)["stop_reason"] == ""
+    assert assess_node(node_state(["lit#0"], loop=1), run_with(cfg))["stop_reason"] == ""
     # L = 0: no repair loop at all.
-    out = assess_node(node_state(["lit#0"]), CTX, SealConfig(max_loops=0), None)
+    out = assess_node(node_state(["lit#0"]), run_with(SealConfig(max_loops=0)))
     assert out["stop_reason"] == "loop budget spent (L=0)"
 
 
 def test_micro_query_stops_when_no_new_query_is_left():
-    gaps = assess_node(node_state(["lit#0"]), CTX, SealConfig(), None)["gaps"]
-    first = micro_query_node(node_state(["lit#0"], gaps=gaps, issued=[]), CTX, SealConfig(), None)
+    gaps = assess_node(node_state(["lit#0"]), run_with(SealConfig()))["gaps"]
+    first = micro_query_node(node_state(["lit#0"], gaps=gaps, issued=[]), run_with(SealConfig()))
     assert first["queries"] and "stop_reason" not in first
     assert "castellan#0" in {c for ids in first["candidates"].values() for c in ids}
     again = micro_query_node(
-        node_state(["lit#0"], loop=1, gaps=gaps, issued=first["issued"]), CTX, SealConfig(), None
+        node_state(["lit#0"], loop=1, gaps=gaps, issued=first["issued"]), run_with(SealConfig())
     )
     assert again["queries"] == []
     assert again["stop_reason"] == "no new micro-queries"
@@ -495,14 +502,14 @@ def test_replace_stops_when_no_swap_improves():
         candidates={"tokyo": ["tokyo#0"]},
         queries=[{"text": "tokyo"}],
     )
-    out = replace_node(state, CTX, cfg, None)
+    out = replace_node(state, run_with(cfg))
     assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "castellan#0"]
     assert out["stop_reason"] == "no swap improves the evidence set"
     # A candidate that closes the bridge gap replaces the weak passage and the loop goes on.
     state = node_state(
         ["lit#0", "tokyo#0"], loop=1, candidates={"q": ["castellan#0"]}, queries=[{"text": "q"}]
     )
-    out = replace_node(state, CTX, cfg, None)
+    out = replace_node(state, run_with(cfg))
     assert [s["chunk_id"] for s in out["slots"]] == ["lit#0", "castellan#0"]
     assert out["blocklist"] == ["tokyo#0"]
     assert "stop_reason" not in out

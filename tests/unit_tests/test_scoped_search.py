@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.knowledge import knowledge_for
+from sealgraph.ledger.knowledge import CorpusKnowledge
 from sealgraph.ledger.needs import question_needs
 from sealgraph.repair.candidates import initial_hits, scope_documents
 
@@ -46,7 +46,7 @@ def index(tmp_path_factory):
 
 
 def needs_of(index, question):
-    return question_needs(question, knowledge_for(index).gazetteer)
+    return question_needs(question, CorpusKnowledge(index).gazetteer)
 
 
 def test_a_scope_clause_names_its_documents(index):

@@ -1,0 +1,271 @@
+"""Coverage of the hop needs: ``bridge`` (the second hop) and ``chain`` (the hops after).
+
+A hop is not about a question entity (that is the first hop): it is recognised only
+through its link to an anchor passage in the set, named by the anchor in the asked
+role, linked by title, or sharing a rare proper name with it. The name-link helpers
+here also rank the hop names the gap specification proposes
+(:func:`sealgraph.ledger.gaps.bridge_names`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sealgraph.ledger._need_items import MET, _entity_docs
+from sealgraph.ledger.extract import PassageFeatures
+from sealgraph.model import NeedItem
+from sealgraph.text.lexicon import active, stemmed, stemmed_terms
+
+
+def _cover_bridge(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Strength of the passage as the second hop from a question entity's passage.
+
+    The second hop is not about a question entity (that is the first hop), and is
+    only recognisable through its link to an anchor (the item's own anchor entity
+    when it has one) in ``context``: named by the anchor in the asked role, linked
+    by title, or sharing a rare name with it. A weak link is discounted when the
+    passage lacks the asked value type or the relation words the anchors leave
+    unstated.
+    """
+    entity_docs = _entity_docs(items)
+    if passage.doc_id in entity_docs:
+        return 0.0
+    anchor_docs = set(item.targets) or entity_docs
+    anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
+    confirmed, side_link = _role_hop(item, passage, anchors)
+    if confirmed:
+        return _confirmed_hop(item, passage)
+    link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
+    if link < 1.0:
+        sources = _name_sources(passage, anchors, context, entity_docs)
+        if sources:
+            named = _name_link(passage, sources, items)
+            if named == 1.0:
+                return _confirmed_hop(item, passage)
+            if not link:
+                link = named
+    return _discounted_link(link, item, passage, anchors, items)
+
+
+def _role_hop(
+    item: NeedItem, passage: PassageFeatures, anchors: Sequence[PassageFeatures]
+) -> tuple[bool, bool]:
+    """Tell whether an anchor names the passage in the asked role: ``(confirmed, side_link)``.
+
+    An anchor naming this passage's subject in the asked role ("directed by X") is
+    the second hop, whatever words X's own page uses. The same holds for a person
+    or work with no page of its own ("a treatise by Zed Young"): a passage naming
+    them is the second hop, from any anchor, title links or not. ``side_link``:
+    some anchor names another page in the role, so a plain title link to this one
+    is a side link.
+    """
+    if not item.roles:
+        return False, False
+    roles = frozenset(item.roles)
+    role_docs = [a.role_linked_docs(roles) for a in anchors]
+    if any(passage.doc_id in r for r in role_docs):
+        return True, False
+    role_named = set().union(
+        *(_role_names(a, roles, r) for a, r in zip(anchors, role_docs, strict=True))
+    )
+    return bool(role_named & (passage.name_keys() - {passage.topic})), any(role_docs)
+
+
+def _title_link(
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    context: Sequence[PassageFeatures],
+    entity_docs: set[str],
+    *,
+    side_link: bool,
+) -> float:
+    """Strength of a title link between the passage and an anchor (0 when none).
+
+    An anchor naming the passage's page is the usual way a second hop is written
+    (1.0, or 0.7 when the anchor gives another page the asked role); the passage
+    naming the anchor's subject links the other way (0.8). When nothing anchors
+    the question in the corpus, any linked pair of passages will do (0.8).
+    """
+    if any(passage.doc_id in a.mentioned_docs() for a in anchors):
+        return 0.7 if side_link else 1.0
+    if any(a.topic in passage.mentioned_keys() for a in anchors):
+        return 0.8
+    if not entity_docs:
+        others = [p for p in context if p.chunk_id != passage.chunk_id]
+        if any(
+            passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs()
+            for o in others
+        ):
+            return 0.8
+    return 0.0
+
+
+def _name_sources(
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    context: Sequence[PassageFeatures],
+    entity_docs: set[str],
+) -> list[PassageFeatures]:
+    """Passages whose rare names may link to this one (a content link).
+
+    Both passages naming the same rare person or work, which may have no page of
+    its own in the corpus, is a link. From anchors that link to other pages by
+    title, the title links are the reliable hops; content links serve the anchors
+    that link nowhere (and questions that name no page at all).
+    """
+    if entity_docs:
+        return [a for a in anchors if not (a.mentioned_docs() - entity_docs)]
+    return [p for p in context if p.chunk_id != passage.chunk_id]
+
+
+def _discounted_link(
+    link: float,
+    item: NeedItem,
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Discount the link strength for what the linked passage cannot answer.
+
+    A hop without the asked value type cannot give the answer (x0.6). A linked
+    passage that shares none of the question's relation words is a side link, not
+    the second hop: the link is weighted by how much it shares of the part of the
+    relation the anchors do not state already.
+    """
+    if not link:
+        return link
+    if item.qualifier_type and item.qualifier_type not in passage.qualifier_types():
+        link *= 0.6
+    terms = next((set(it.key.split()) for it in items if it.kind == "terms"), None)
+    if terms:
+        residual = terms - set().union(*(a.words for a in anchors)) if anchors else terms
+        residual = residual or terms
+        link *= 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
+    return link
+
+
+def _first_hops(
+    context: Sequence[PassageFeatures], items: Sequence[NeedItem], *, besides: str = ""
+) -> list[PassageFeatures]:
+    """Passages of ``context`` (other than chunk ``besides``) that meet the bridge need."""
+    bridge = next((it for it in items if it.kind == "bridge"), None)
+    if bridge is None:
+        return []
+    return [
+        q
+        for q in context
+        if q.chunk_id != besides and _cover_bridge(bridge, q, context, items) >= MET
+    ]
+
+
+def _cover_chain(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> float:
+    """Strength of the passage as the hop after the first: linked from a first hop.
+
+    A passage about another document that a first-hop passage links to (by title, or
+    through a rare name both write) continues the chain; the question's own entities'
+    documents and the first hops' own documents do not.
+    """
+    entity_docs = _entity_docs(items)
+    if passage.doc_id in entity_docs:
+        return 0.0
+    firsts = [
+        q
+        for q in _first_hops(context, items, besides=passage.chunk_id)
+        if q.doc_id != passage.doc_id
+    ]
+    if not firsts:
+        return 0.0
+    linked = any(passage.doc_id in q.mentioned_docs() for q in firsts) or any(
+        passage.topic in q.name_keys() for q in firsts
+    )
+    if not linked:
+        return 0.0
+    # The last link states what the rest of the evidence leaves unsaid ("leads" once
+    # the team is known): a passage of the linked document without it is half a hop.
+    terms = next((frozenset(it.key.split()) for it in items if it.kind == "terms"), frozenset())
+    others = [q.words for q in context if q.chunk_id != passage.chunk_id]
+    residual = terms - frozenset().union(*others)
+    if not residual:
+        return 1.0
+    return 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))
+
+
+def _role_names(
+    anchor: PassageFeatures, roles: frozenset[str], role_docs: frozenset[str]
+) -> frozenset[str]:
+    """Names (with no page of their own) the anchor gives in the asked role.
+
+    "painted by X" when the question asks for a painter: the role word itself next to
+    the name, or, for a maker's role ("author", "creator"), plain "by" when the anchor
+    names nobody next to the role word, by name or by page.
+    """
+    named = anchor.role_named_keys(roles) - {anchor.topic}
+    if not named and not role_docs and roles & stemmed(active().agent_roles):
+        named = anchor.role_named_keys(stemmed(active().by_words)) - {anchor.topic}
+    return named
+
+
+def _confirmed_hop(item: NeedItem, passage: PassageFeatures) -> float:
+    """Coverage of a confirmed hop: full, or 0.6 when it lacks the asked value type."""
+    typed = not item.qualifier_type or item.qualifier_type in passage.qualifier_types()
+    return 1.0 if typed else 0.6
+
+
+def _question_words(items: Sequence[NeedItem]) -> set[str]:
+    """Stemmed words of the question's entities and relation."""
+    out: set[str] = set()
+    for it in items:
+        if it.kind == "terms":
+            out.update(it.key.split())
+        elif it.name:
+            out.update(stemmed_terms(it.name))
+    return out
+
+
+def _hop_name(key: str, question_words: set[str]) -> bool:
+    """Tell whether a proper name can be a hop: the question does not name it already."""
+    return not set(stemmed_terms(key)) <= question_words
+
+
+def _name_link(
+    passage: PassageFeatures, others: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> float:
+    """Strength of a content link: ``passage`` and one of ``others`` name the same hop.
+
+    1.0 when the other passage names it in a sentence holding at least two of the
+    question's relation words besides the name's and its own title's ("the mother of
+    the lead character (played by Mira Castellan)"), 0.8 for any other shared name
+    the question does not state, else 0.
+    """
+    own = passage.name_keys()
+    if not own:
+        return 0.0
+    qwords = _question_words(items)
+    # Only the relation's words confirm a hop: an anchor's lead sentence repeats
+    # the question's entity names whatever else it names.
+    relation = next((set(it.key.split()) for it in items if it.kind == "terms"), set())
+    best = 0.0
+    for o in others:
+        if o.doc_id == passage.doc_id:
+            continue
+        shared = {
+            k for k in (own & o.name_keys()) - {o.topic, passage.topic} if _hop_name(k, qwords)
+        }
+        for sent, key in o.names:
+            if key not in shared:
+                continue
+            best = max(best, 0.8)
+            words = o.words_of_sentence(sent)
+            if len((words & relation) - set(stemmed_terms(key)) - o.words_of_topic()) >= 2:
+                return 1.0
+    return best

@@ -1,0 +1,231 @@
+"""Need items: N(q) expanded into concrete requirements a set of passages meets or not.
+
+- ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``mention``: for names the corpus has no document for, a passage mentioning them;
+- ``terms``: the question's relation words somewhere in the set (a soft need: it
+  steers the utility, never blocks the gate);
+- ``relation``: for single-hop questions, the question's relation words stated by
+  passages of the named entities' documents (or by passages linked to them);
+- ``bridge``: for questions whose form nests a relation (two hops or more), a passage
+  linked to a question entity's passage that can hold an answer of the expected type;
+- ``chain``: for three hops or more, a passage linked onward from a first hop;
+- ``qualifier``: for comparisons of dates or numbers, a value of that type in each
+  compared entity's passage.
+
+A need is met at a coverage of :data:`MET` or more (see :mod:`sealgraph.ledger._coverage`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sealgraph.model import NeedEntity, NeedItem, QuestionNeeds
+from sealgraph.text.lexicon import active, content_words, stem
+
+MET = 0.85
+"""Coverage at which a need counts as met."""
+
+
+_TYPED = {"date": "date", "number": "number", "place": "place"}
+
+
+def compared_value_type(question: str) -> str | None:
+    """Return the value type a comparison's comparative word compares, or None.
+
+    ``"date"`` for "earlier" or "in the same year", ``"number"`` for "more engineers".
+    """
+    lexicon = active()
+    if lexicon.date_comparative_re.search(question):
+        return "date"
+    if lexicon.count_comparative_re.search(question):
+        return "number"
+    return None
+
+
+def need_items(
+    needs: QuestionNeeds, term_weight: Callable[[str], float] | None = None
+) -> list[NeedItem]:
+    """Expand N(q) into need items.
+
+    Args:
+        needs: N(q).
+        term_weight: Weight of a stemmed relation word (e.g. its IDF in the corpus);
+            uniform when None.
+
+    """
+    items = _entity_items(needs)
+    terms = _terms_item(needs, term_weight)
+    if terms is not None:
+        items.append(terms)
+    if needs.structure != "comparison" and needs.hops < 2:
+        rel = relation_item(needs, term_weight)
+        if rel is not None:
+            items.append(rel)
+        return items
+    if needs.structure != "comparison":
+        items.extend(_hop_items(needs))
+    else:
+        items.extend(_comparison_items(needs))
+    return items
+
+
+def _entity_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Return an ``entity`` need per named document, a ``mention`` need per name without one."""
+    items: list[NeedItem] = []
+    # A single-hop question about a named document asks for that document's words:
+    # names the corpus has no document for ("Receiving Party") are words of its
+    # relation, not passages to find anywhere.
+    scoped = (
+        needs.structure != "comparison"
+        and needs.hops < 2
+        and any(e.targets for e in needs.entities if e.key not in needs.answer_modifiers)
+    )
+    for e in needs.entities:
+        if e.key in needs.answer_modifiers:
+            continue  # "German" in "which German philosopher": the answer must fit it
+        if e.targets:
+            items.append(NeedItem("entity", e.key, e.name, e.targets))
+        elif len(content_words(e.name)) >= 1 and not scoped:
+            items.append(NeedItem("mention", e.key, e.name))
+    return items
+
+
+def _terms_item(
+    needs: QuestionNeeds, term_weight: Callable[[str], float] | None
+) -> NeedItem | None:
+    """Return the soft ``terms`` need: the question's relation words, anywhere in the set."""
+    terms = sorted({stem(w) for w in needs.relation_terms})
+    if not terms:
+        return None
+    # Soft need: the question's relation words should appear somewhere in the set.
+    # It steers the utility toward passages that state the asked relation, but
+    # never blocks the gate (some question words are in no document at all).
+    weights = tuple(term_weight(t) for t in terms) if term_weight else ()
+    return NeedItem("terms", " ".join(terms), " ".join(needs.relation_terms), weights=weights)
+
+
+def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Return the ``bridge`` need of a nested question (and its ``chain`` need from 3 hops)."""
+    anchor = next(
+        (e for e in needs.entities if e.targets and e.key not in needs.answer_modifiers),
+        None,
+    )
+    # No targets: the second hop may hang off any entity the question names.
+    items = [
+        NeedItem(
+            "bridge",
+            anchor.key if anchor else "",
+            anchor.name if anchor else "",
+            (),
+            _TYPED.get(needs.answer_type),
+            roles=role_terms(needs.question),
+        )
+    ]
+    if needs.hops >= 3:
+        # "Who leads the team that owns the system that caused X?": the answer is two
+        # links away from X's document, so a first hop alone does not answer it.
+        items.append(NeedItem("chain", anchor.key if anchor else "", anchor.name if anchor else ""))
+    return items
+
+
+def _comparison_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Return the needs of a comparison: each compared entity's value (or related entity).
+
+    ``qualifier`` needs for the value the answer type asks for, or the one its
+    comparative word implies for choice and yes/no questions; per-entity ``bridge``
+    needs when the value belongs to an entity related to each option.
+    """
+    qtype = _TYPED.get(needs.answer_type)
+    if qtype is None:
+        qtype = compared_value_type(needs.question)
+    if active().related_role_re.search(needs.question):
+        roles = role_terms(needs.question)
+        # "Which film has the director who died earlier, X or Y?": the compared
+        # value belongs to an entity related to each option, one hop away.
+        return [
+            NeedItem(
+                "bridge",
+                e.key,
+                e.name,
+                e.targets,
+                qtype if qtype in ("date", "number") else None,
+                roles=roles,
+            )
+            for e in needs.entities
+            if e.targets
+        ]
+    if qtype not in ("date", "number"):
+        return []
+    return [
+        NeedItem("qualifier", e.key, e.name, e.targets, qtype) for e in needs.entities if e.targets
+    ]
+
+
+def relation_item(
+    needs: QuestionNeeds, term_weight: Callable[[str], float] | None = None
+) -> NeedItem | None:
+    """Return the relation need of a single-hop question (None when it states no relation).
+
+    Its words are the question's relation words (with the words of names that only
+    describe the answer, and of names without a document when a named document
+    anchors the question) minus the value nouns the answer type stands for ("year",
+    "city": the answer states the value, not the noun) and minus words no passage of
+    the corpus holds (they cannot be stated). Its targets are the documents of the
+    entities the question names.
+    """
+    named = [e for e in needs.entities if e.key not in needs.answer_modifiers]
+    words = _relation_stems(needs, named, term_weight)
+    if not words:
+        return None
+    weights = tuple(term_weight(w) for w in words) if term_weight else ()
+    targets = tuple(dict.fromkeys(d for e in named for d in e.targets))
+    anchor = next((e for e in named if e.targets), None) or next(iter(named), None)
+    return NeedItem(
+        "relation",
+        " ".join(words),
+        anchor.name if anchor else "",
+        targets,
+        weights=weights,
+    )
+
+
+def _relation_stems(
+    needs: QuestionNeeds,
+    named: Sequence[NeedEntity],
+    term_weight: Callable[[str], float] | None,
+) -> list[str]:
+    """Stemmed words a relation need asks to be stated, sorted (see :func:`relation_item`)."""
+    # Names that only describe the answer, and names without a document when another
+    # name anchors the question, are words the relation must state.
+    anchored = any(e.targets for e in named)
+    unlinked = [e.key for e in named if anchored and not e.targets]
+    describing = [
+        w
+        for k in (*needs.answer_modifiers, *unlinked)
+        for w in k.split()
+        if w not in active().stop_words
+    ]
+    words = sorted(
+        {stem(w) for w in (*needs.relation_terms, *describing) if w not in active().attribute_nouns}
+    )
+    if term_weight is not None and words:
+        # A word no chunk holds gets the largest weight any word can get.
+        unseen = term_weight("\x00")
+        words = [w for w in words if term_weight(w) < unseen - 1e-9]
+    return words
+
+
+def role_terms(question: str) -> tuple[str, ...]:
+    """Stemmed role nouns the question links its hops by ("director", "husband")."""
+    found = []
+    lex = active()
+    for pattern in lex.role_patterns:
+        for m in pattern.finditer(question):
+            word = m.group(1).lower()
+            if word not in lex.attribute_nouns and word not in lex.stop_words:
+                found.append(stem(word))
+    return tuple(dict.fromkeys(found))
+
+
+def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
+    return {d for it in items if it.kind == "entity" for d in it.targets}

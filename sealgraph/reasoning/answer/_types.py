@@ -1,0 +1,64 @@
+"""The offline answer's value types: the spans it reads and the answers it gives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["ComposedAnswer", "GapLike", "OfflineAnswer", "SpanText"]
+
+
+class GapLike(Protocol):
+    """A gap the sufficiency gate left open: what it says is missing."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpanText:
+    """A packed span as the answerer sees it."""
+
+    n: int
+    """Citation number."""
+    doc_id: str
+    """Document the span comes from."""
+    title: str
+    """Document title."""
+    text: str
+    """Span text."""
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineAnswer:
+    """A short extractive answer with the spans it was read from."""
+
+    answer: str
+    """The short answer ("" when none is recognised)."""
+    cited: tuple[int, ...]
+    """Citation numbers of the spans it was read from."""
+    confidence: float
+    """0..1 heuristic confidence."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedAnswer:
+    """An offline answer: the short span, its supporting sentences and what is missing."""
+
+    answer: str
+    """The readable answer: ``short — sentence [n] …``, the sentences alone when no short
+    span is marked, or "Insufficient evidence: …" when the composer declined."""
+    short: str
+    """The short answer span ("yes"/"no", an option, a name, a date…) or "" when the
+    answer kind is not recognised with confidence."""
+    support: tuple[tuple[int, str], ...]
+    """``(citation number, sentence)`` of each supporting sentence, in hop order."""
+    cited: tuple[int, ...]
+    """Citation numbers the answer relies on (sorted)."""
+    insufficient: bool = False
+    """True only when the context holds nothing that answers (the answer declines)."""
+    missing: str = ""
+    """What the context does not state (from the open gaps), "" when nothing is missing."""
+    kind: str = "other"
+    """The expected answer kind (see :func:`answer_kind`)."""
+    confidence: float = 0.0
+    """0..1 heuristic confidence of the short answer."""
