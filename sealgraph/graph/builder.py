@@ -21,8 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
@@ -101,21 +103,26 @@ def _after_replace(state: SealState) -> Literal["pack", "extract"]:
     return "pack" if state.get("stop_reason") else "extract"
 
 
-def make_reasoner(llm: Any, config: SealConfig) -> Reasoner:
+LLMChoice = BaseChatModel | Literal["openai"] | bool | None
+"""The reasoner :func:`build_graph` makes: None/False offline, a chat model, or
+``"openai"``/True for ``ChatOpenAI`` built from ``config.llm``."""
+
+
+def make_reasoner(llm: LLMChoice, config: SealConfig) -> Reasoner:
     """Return the offline reasoner, or an LLM reasoner around a chat model / ``"openai"``."""
     if llm is None or llm is False:
         return OfflineReasoner()
     from sealgraph.reasoning.llm import LLMReasoner, chat_model_from_config
 
-    model = chat_model_from_config(config.llm) if llm in (True, "openai") else llm
+    model = chat_model_from_config(config.llm) if llm is True or llm == "openai" else llm
     return LLMReasoner(model, config.llm)
 
 
 def build_graph(
     index: str | Path | SearchIndex,
-    llm: Any = None,
+    llm: LLMChoice = None,
     config: SealConfig | dict[str, Any] | None = None,
-    checkpointer: Any = None,
+    checkpointer: BaseCheckpointSaver | None = None,
     *,
     name: str = "sealgraph",
 ) -> CompiledStateGraph:
@@ -159,7 +166,7 @@ def build_graph(
 
 
 def compile_graph(
-    default: RunContext, *, checkpointer: Any = None, name: str = "sealgraph"
+    default: RunContext, *, checkpointer: BaseCheckpointSaver | None = None, name: str = "sealgraph"
 ) -> CompiledStateGraph:
     """Compile the SEAL graph whose runs default to ``default`` (what :func:`build_graph` does).
 

@@ -1,6 +1,6 @@
 """Prompt templates, one file per LLM step, and the fencing of the text they quote.
 
-Each :class:`~sealgraph.reasoning.base.Step` has one file, named by its value
+Each :class:`~sealgraph.model.Step` has one file, named by its value
 (``needs.md``, ``extract.md``, ``assess.md``, ``plan.md``, ``generate.md``), read
 from the package with :mod:`importlib.resources` (:func:`load_prompt`). Each file
 holds two messages, each under its heading line: ``# System`` (the task, the
@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from sealgraph.model import Step
 
 PROMPT_NAMES: tuple[Step, ...] = tuple(Step)
-"""The LLM steps that have a prompt file: every :class:`~sealgraph.reasoning.base.Step`."""
+"""The LLM steps that have a prompt file: every :class:`~sealgraph.model.Step`."""
 
 
 def _step(name: str) -> Step:

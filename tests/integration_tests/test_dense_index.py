@@ -30,7 +30,7 @@ class Counting:
 
 @pytest.fixture(scope="module")
 def dense_dir(tmp_path_factory, local_embedder):
-    from conftest import write_tiny_docs
+    from support.fakes import write_tiny_docs
 
     root = tmp_path_factory.mktemp("dense")
     docs = write_tiny_docs(root / "docs")

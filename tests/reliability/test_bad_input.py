@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import write_tiny_docs
-from reliability_support import assert_clear_error, run_cli, snapshot
+from support.cli import assert_clear_error, run_cli, snapshot
+from support.fakes import write_tiny_docs
 
 from sealgraph.cli import main
 

@@ -23,10 +23,9 @@ from typing import Any
 
 import ormsgpack
 import pytest
-from conftest import write_tiny_docs
-from fake_openai import FakeOpenAI, requested_tool, tool_call_message
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from reliability_support import assert_clear_error, run_cli, snapshot
+from support.cli import assert_clear_error, run_cli, snapshot
+from support.fakes import FakeOpenAI, requested_tool, tool_call_message, write_tiny_docs
 
 from sealgraph.cli import main
 from sealgraph.errors import CheckpointError

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI
+from support.fakes import FakeOpenAI
 
 from sealgraph.cli import main
 from sealgraph.errors import InputError

@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from support.cli import run_cli
 
 from sealgraph.errors import IngestError
 from sealgraph.ingest import load_documents

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_tiny_docs
-from reliability_support import assert_clear_error, run_cli, snapshot
+from support.cli import assert_clear_error, run_cli, snapshot
+from support.fakes import write_tiny_docs
 
 from sealgraph.errors import ConfigError, IngestError
 from sealgraph.index import build_index, load_index

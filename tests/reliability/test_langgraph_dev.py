@@ -19,8 +19,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import write_tiny_docs
-from reliability_support import REPO
+from support.cli import REPO
+from support.fakes import write_tiny_docs
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Every way an OpenAI-compatible endpoint fails ends in an answer, in bounded time.
 
-A fake server (``fake_openai.py``) plays the endpoint in one failure mode per test:
+A fake server (``tests/support/_openai_server.py``) plays the endpoint in one failure mode per test:
 a body that is not JSON, HTTP 500, a schema-invalid tool call, schema-invalid JSON
 content, no answer at all, an answer trickled a byte at a time, and a 50 MB reply.
 Each test asserts that the LLM steps fall back to the offline reasoner (logged, and
@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_tiny_docs
-from fake_openai import FILL, FakeOpenAI
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
-from reliability_support import run_cli
+from support.cli import run_cli
+from support.fakes import FILL, FakeOpenAI, write_tiny_docs
 
 from sealgraph import build_graph
 from sealgraph.cli.ask_cmd import llm_fallbacks

@@ -1,6 +1,6 @@
 """LLM mode against OpenAI-compatible servers that differ: what goes over the wire.
 
-The fake server (``fake_openai.py``) on 127.0.0.1 plays servers as they were seen in
+The fake server (``tests/support/_openai_server.py``) on 127.0.0.1 plays servers as they were seen in
 the field: one that answers ``response_format: json_schema`` and ``tools`` with HTTP
 500 but accepts ``json_object`` (llama-cpp-python's server, llama.cpp's without
 ``--jinja``), one that answers every method, one that rejects the key, and no server
@@ -19,10 +19,9 @@ import time
 from typing import Any
 
 import pytest
-from conftest import write_tiny_docs
-from fake_openai import FakeOpenAI, HTTPError
 from langchain_openai import ChatOpenAI
-from reliability_support import run_cli
+from support.cli import run_cli
+from support.fakes import FakeOpenAI, HTTPError, write_tiny_docs
 
 from sealgraph import build_graph
 from sealgraph.cli.ask_cmd import llm_circuit, llm_fallbacks

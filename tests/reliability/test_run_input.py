@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import NotRequired
 
 import pytest
-from conftest import write_tiny_docs
 from langgraph.graph import END, START, StateGraph
-from reliability_support import assert_clear_error, run_cli
+from support.cli import assert_clear_error, run_cli
+from support.fakes import write_tiny_docs
 from typing_extensions import TypedDict
 
 from sealgraph import build_graph

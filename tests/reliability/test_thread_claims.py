@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_tiny_docs
-from reliability_support import assert_clear_error, run_cli
+from support.cli import assert_clear_error, run_cli
+from support.fakes import write_tiny_docs
 
 from sealgraph.errors import CheckpointError
 from sealgraph.runs.checkpointers import claim_thread, open_checkpointer, thread_lock_folder

@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import assert_clear_error, run_cli, snapshot, write_tiny_docs
+from support.cli import assert_clear_error, run_cli, snapshot
+from support.fakes import write_tiny_docs
 
 from sealgraph.config import SealConfig
 from sealgraph.errors import ConfigError, InputError, TokenizerError

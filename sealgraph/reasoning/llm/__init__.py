@@ -9,7 +9,7 @@ support the needs.
 **Messages.** Each step sends a short system message (the task, the reply's fields,
 a one-line JSON example with placeholder values) and a user message holding the
 question and the fenced data (``sealgraph/prompts/<step>.md``, one file per
-:class:`~sealgraph.reasoning.base.Step`). For JSON mode and
+:class:`~sealgraph.model.Step`). For JSON mode and
 plain completions the system message also carries the reply's compact JSON schema.
 
 **Structured output that adapts.** ``llm.structured_output_method = auto`` (the
@@ -78,14 +78,15 @@ outcome says so (and why), so the graph logs the fallback.
 
 **Adding an LLM step** takes, beside its node in the graph:
 
-1. a member of :class:`~sealgraph.reasoning.base.Step` (its value names the step
-   everywhere) and the method on the :class:`~sealgraph.reasoning.base.Reasoner`
-   protocol, both in ``sealgraph/reasoning/base.py``;
+1. a member of :class:`~sealgraph.model.Step` (``sealgraph/model.py``; its value
+   names the step everywhere) and the method on the
+   :class:`~sealgraph.reasoning.base.Reasoner` protocol (``sealgraph/reasoning/base.py``);
 2. its prompt file, ``sealgraph/prompts/<value>.md`` (``# System`` with a
    ``JSON example``, ``# User`` with the fenced data last);
 3. a field of :class:`~sealgraph.config.StepTokens` named by the value, and its
    line in :meth:`~sealgraph.config.StepTokens.for_step`;
-4. its reply schema and its ``<value>_request`` builder in :mod:`._steps`;
+4. its reply schema in :mod:`._schemas` and its ``<value>_request`` builder in
+   :mod:`._steps`;
 5. the method and its async twin on :class:`LLMReasoner` (:mod:`.reasoner`), each
    one line running the request;
 6. the offline fallback: the method on

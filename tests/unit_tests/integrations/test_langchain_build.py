@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from conftest import TINY_DOCS
 from langchain_core.documents import Document as LangChainDocument
 from langchain_core.embeddings import Embeddings
 from langchain_core.embeddings.fake import DeterministicFakeEmbedding
+from support.fakes import TINY_DOCS
 
 from sealgraph import build_graph, build_index, load_index
 from sealgraph.errors import EmbedderMismatchError, IngestError, InputError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_packing_pack import make_doc
+from support.fakes import make_doc
 
 from sealgraph.graph.steps import need_support
 from sealgraph.ledger.extract import PassageFeatures

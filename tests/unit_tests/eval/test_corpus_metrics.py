@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from support.fakes import question_scores
 
 from sealgraph.errors import IngestError, InputError
 from sealgraph.eval.corpus_questions import (
@@ -16,7 +17,6 @@ from sealgraph.eval.corpus_questions import (
 )
 from sealgraph.eval.methods import MethodOutput
 from sealgraph.eval.metrics import (
-    QuestionScores,
     aggregate_scores,
     answer_contained,
     merge_ranges,
@@ -97,26 +97,17 @@ def test_an_explicit_answerable_flag_decides():
 
 
 def _scores(**overrides):
-    base = dict(
-        recall=1.0,
-        all_gold=True,
-        precision=1.0,
-        evidence_size=2,
-        evidence_tokens=100,
-        context_tokens=80,
-        sp_sentences=0,
-        sp_in_context=0,
-        sp_in_evidence=0,
-        overlap=0.0,
-        exact_match=False,
-        f1=0.0,
-        latency_ms=10.0,
-        loops=0,
-        llm_calls=0,
-        budget_violation=False,
+    # Corpus questions: no supporting sentences, no reference short answer.
+    return question_scores(
+        **{
+            "sp_sentences": 0,
+            "sp_in_context": 0,
+            "sp_in_evidence": 0,
+            "exact_match": False,
+            "f1": 0.0,
+            **overrides,
+        }
     )
-    base.update(overrides)
-    return QuestionScores(**base)
 
 
 def test_aggregate_splits_declines_by_answerability():

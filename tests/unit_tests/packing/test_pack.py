@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fakes import make_doc
 
 from sealgraph.errors import InputError
 from sealgraph.packing import DECISIONS, PackConfig, pack
@@ -41,37 +42,6 @@ BRASS = [
     "It is used for hinges, locks and musical instruments. ",
     "Brass has been made since antiquity.",
 ]
-
-
-def make_doc(doc_id, title, sentences, *, per_chunk=None, section=()):
-    """A document and its zero-overlap chunks (``per_chunk`` sentences each)."""
-    text = "".join(sentences)
-    doc = Document(doc_id=doc_id, title=title, text=text)
-    per_chunk = per_chunk or len(sentences)
-    chunks, offset = [], 0
-    for order, first in enumerate(range(0, len(sentences), per_chunk)):
-        group = sentences[first : first + per_chunk]
-        chunk_text = "".join(group)
-        spans, at = [], 0
-        for s in group:
-            spans.append((at, at + len(s)))
-            at += len(s)
-        chunks.append(
-            Chunk(
-                chunk_id=f"{doc_id}#{order}",
-                doc_id=doc_id,
-                title=title,
-                section=tuple(section),
-                order=order,
-                start=offset,
-                end=offset + len(chunk_text),
-                text=chunk_text,
-                n_tokens=COUNTER.count(chunk_text),
-                sentences=tuple(spans),
-            )
-        )
-        offset += len(chunk_text)
-    return doc, chunks
 
 
 def chunks_of(chunks, doc_id):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HashEmbedder, write_tiny_docs
+from support.fakes import HashEmbedder, write_tiny_docs
 
 import sealgraph.index._build as build_module
 import sealgraph.index._embed as embed_module
@@ -31,7 +31,7 @@ from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index import build_index, load_index, remove_documents
 from sealgraph.types import Document
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def quiet(_: str) -> None:
@@ -427,7 +427,7 @@ def test_a_build_killed_with_sigkill_resumes(tmp_path):
         """
         import os, signal, sys
         sys.path.insert(0, sys.argv[3])
-        from conftest import HashEmbedder
+        from support.fakes import HashEmbedder
         import sealgraph.index._embed as embed_module
         from sealgraph.index import build_index
 

@@ -14,11 +14,9 @@ import itertools
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
+from support.fakes import GRAPH_QUESTION, GRAPH_READING, NO_FACTS, ScriptedChatModel
 
 from sealgraph import build_graph
 from sealgraph.cli.ask_cmd import circuit_warning, fallback_warning, llm_circuit, llm_fallbacks
@@ -31,24 +29,7 @@ from sealgraph.reasoning.llm import CIRCUIT_OPEN, MAX_CALLS_SPENT, LLMReasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 
 _ids = itertools.count()
-
-
-class Scripted(FakeMessagesListChatModel):
-    """Replies with scripted messages in order (a scripted exception is raised instead)."""
-
-    responses: list[BaseMessage] = Field(default_factory=list)
-    script: list[Any] = Field(default_factory=list)
-    calls: int = 0
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        self.calls += 1
-        item = self.script.pop(0) if self.script else AIMessage(content="(script exhausted)")
-        if isinstance(item, BaseException):
-            raise item
-        return ChatResult(generations=[ChatGeneration(message=item)])
+Scripted = ScriptedChatModel
 
 
 def tool(name: str, **args: Any) -> AIMessage:
@@ -157,17 +138,7 @@ def test_the_runs_calls_left_stop_retries_and_probes():
 
 # --- through the graph: per run, in the state and the log ------------------------------------
 
-GRAPH_QUESTION = "Where was the studio that designed the Lumen Lamp founded?"
-READING = {
-    "answer_type": "place",
-    "hops": 1,
-    "structure": "single",
-    "entities": ["Lumen Lamp"],
-    "options": [],
-    "answer_modifiers": [],
-    "compared_attribute": "",
-}
-NO_FACTS = {"entities": [], "relations": [], "qualifiers": []}
+READING = GRAPH_READING
 GOOD_RUN = [
     tool("NeedsReading", **READING),
     tool("Extraction", **NO_FACTS),

@@ -1,6 +1,6 @@
 """Helpers of the reliability suite: run the CLI as a user would and check what it leaves.
 
-Import them in a test module of this folder with ``from reliability_support import ...``.
+Import them in any test module with ``from support.cli import ...``.
 
 Every case of this suite asserts one of three outcomes: a clear one-line error
 (no traceback), an untouched file system, or the correct result.

@@ -3,10 +3,10 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fakes import question_scores
 
 from sealgraph.eval.dataset import gold_sentences, gold_titles, question_from_record
 from sealgraph.eval.metrics import (
-    QuestionScores,
     aggregate_scores,
     all_gold,
     answer_exact_match,
@@ -173,27 +173,7 @@ def test_percentile_lies_within_the_values(values, q):
 # --- aggregation -----------------------------------------------------------
 
 
-def _scores(**overrides):
-    base = dict(
-        recall=1.0,
-        all_gold=True,
-        precision=1.0,
-        evidence_size=2,
-        evidence_tokens=100,
-        context_tokens=80,
-        sp_sentences=2,
-        sp_in_context=2,
-        sp_in_evidence=2,
-        overlap=0.0,
-        exact_match=True,
-        f1=1.0,
-        latency_ms=10.0,
-        loops=0,
-        llm_calls=0,
-        budget_violation=False,
-    )
-    base.update(overrides)
-    return QuestionScores(**base)
+_scores = question_scores
 
 
 def test_aggregate_macro_averages_rates_and_micro_averages_sentences():

@@ -5,14 +5,12 @@ from __future__ import annotations
 import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatResult
+from support.fakes import GRAPH_QUESTION, GRAPH_READING, NO_FACTS, ScriptedChatModel
 
 from sealgraph.config import LLMConfig
 from sealgraph.errors import ConfigError
@@ -36,33 +34,6 @@ from sealgraph.reasoning.offline import OfflineReasoner, need_support
 from sealgraph.types import Chunk
 
 _ids = itertools.count()
-
-
-class ScriptedChatModel(FakeMessagesListChatModel):
-    """Replies with scripted messages in order; a scripted exception is raised instead."""
-
-    responses: list[BaseMessage] = Field(default_factory=list)
-    script: list[Any] = Field(default_factory=list)
-    """AIMessages to return and exceptions to raise, consumed one per call."""
-    prompts: list[str] = Field(default_factory=list)
-    """Text of the last message of every call made (the user message, or a retry's feedback)."""
-    sent: list[list[BaseMessage]] = Field(default_factory=list)
-    """Every message of every call made."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        self.prompts.append(str(messages[-1].content))
-        self.sent.append(list(messages))
-        item = self.script.pop(0) if self.script else AIMessage(content="(script exhausted)")
-        if isinstance(item, BaseException):
-            raise item
-        return ChatResult(generations=[ChatGeneration(message=item)])
-
-    @property
-    def calls(self) -> int:
-        return len(self.prompts)
 
 
 def tool_reply(name: str, **args) -> AIMessage:
@@ -452,17 +423,6 @@ def test_support_is_the_offline_need_coverage_when_the_assessment_judged_none(as
 
 # --- in the graph: needs read by the model, its support used by packing ------------------
 
-GRAPH_QUESTION = "Where was the studio that designed the Lumen Lamp founded?"
-GRAPH_READING = {
-    "answer_type": "place",
-    "hops": 1,
-    "structure": "single",
-    "entities": ["Lumen Lamp"],
-    "options": [],
-    "answer_modifiers": [],
-    "compared_attribute": "",
-}
-NO_FACTS = {"entities": [], "relations": [], "qualifiers": []}
 GRAPH_ANSWER = {"answer": "Port Ellis [1]", "citations": [1], "insufficient": False}
 
 

@@ -15,10 +15,8 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from support.fakes import ScriptedChatModel
 
 from sealgraph.config import LLMConfig, SealConfig
 from sealgraph.ledger.extract import passage_features
@@ -53,29 +51,7 @@ from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.types import Chunk
 
 _ids = itertools.count()
-
-
-class Scripted(FakeMessagesListChatModel):
-    """Replies with scripted messages in order (a scripted exception is raised instead)."""
-
-    responses: list[BaseMessage] = Field(default_factory=list)
-    script: list[Any] = Field(default_factory=list)
-    sent: list[list[BaseMessage]] = Field(default_factory=list)
-    """Every message of every call made."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        self.sent.append(list(messages))
-        item = self.script.pop(0) if self.script else AIMessage(content="(script exhausted)")
-        if isinstance(item, BaseException):
-            raise item
-        return ChatResult(generations=[ChatGeneration(message=item)])
-
-    @property
-    def calls(self) -> int:
-        return len(self.sent)
+Scripted = ScriptedChatModel
 
 
 def tool(name: str, **args: Any) -> AIMessage:

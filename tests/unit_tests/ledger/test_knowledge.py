@@ -242,7 +242,7 @@ def test_a_changed_old_tables_file_is_a_damaged_index(tiny_index, tmp_path):
 
 
 def test_an_index_with_old_tables_and_a_cache_is_still_sealgraph_s_to_replace(tiny_index, tmp_path):
-    from conftest import write_tiny_docs
+    from support.fakes import write_tiny_docs
 
     from sealgraph.index import build_index
 
@@ -258,7 +258,7 @@ def test_an_index_with_old_tables_and_a_cache_is_still_sealgraph_s_to_replace(ti
 
 
 def test_a_foreign_folder_inside_the_derived_folder_is_refused(fresh_index, tmp_path):
-    from conftest import write_tiny_docs
+    from support.fakes import write_tiny_docs
 
     from sealgraph.errors import InputError
     from sealgraph.index import build_index
