@@ -152,7 +152,8 @@ def question_similarity(
     Only question terms that occur somewhere in the pool count in the denominator:
     a question word absent from every unit cannot tell units apart.
     """
-    present = [t for t in question_terms if t in weights]
+    # Sorted: a float sum in a set's order would change with the hash seed.
+    present = sorted(t for t in question_terms if t in weights)
     if not present:
         return 0.0
     total = sum(weights[t] for t in present)
