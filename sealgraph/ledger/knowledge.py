@@ -189,6 +189,18 @@ def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
+def fingerprint_sources() -> list[Path]:
+    """Return the source files whose code decides what the corpus tables count."""
+    root = Path(__file__).resolve().parent.parent
+    return [
+        root / "text" / "names.py",
+        root / "text" / "normalize.py",
+        root / "ledger" / "extract.py",
+        Path(__file__).resolve(),
+        *sorted((root / "text" / "lexicon").rglob("*.py")),
+    ]
+
+
 @functools.cache
 def _code_fingerprint() -> str:
     """Digest of the source of the code the tables are counted with.
@@ -199,10 +211,7 @@ def _code_fingerprint() -> str:
     forgotten). Unreadable sources (a zipped install) count as empty.
     """
     root = Path(__file__).resolve().parent.parent
-    sources = [root / "text.py", root / "ledger" / "extract.py", Path(__file__).resolve()]
-    lexicon = root / "lexicon"
-    if lexicon.is_dir():
-        sources.extend(sorted(lexicon.rglob("*.py")))
+    sources = fingerprint_sources()
     digest = hashlib.sha256(str(TABLES_VERSION).encode())
     for path in sources:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")

@@ -268,3 +268,11 @@ def test_a_foreign_folder_inside_the_derived_folder_is_refused(fresh_index, tmp_
     docs = write_tiny_docs(tmp_path / "docs")
     with pytest.raises(InputError, match="derived/mine/"):
         build_index(docs, fresh_index, embedder="none", replace=True, warn=lambda _: None)
+
+
+def test_the_tables_fingerprint_reads_code_that_exists():
+    # Files found by path move with the code: a missing one would silently leave
+    # cached tables trusted after that code changed.
+    sources = knowledge.fingerprint_sources()
+    assert all(path.is_file() for path in sources), [p for p in sources if not p.is_file()]
+    assert any(path.name == "english.py" for path in sources)
