@@ -23,6 +23,7 @@ turns through a lock file beside it, ``.NAME.lock``.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sqlite3
 import threading
@@ -41,15 +42,16 @@ from sealgraph.errors import (
     StaleTokenizerError,
 )
 from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexicon
+from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
-from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES, LexicalIndex
+from sealgraph.index._lexical import LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._progress import ProgressFn
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
-from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore
+from sealgraph.index._store import DOCSTORE_FILE, count_rows
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     LANGCHAIN_PREFIX,
@@ -57,7 +59,7 @@ from sealgraph.index.embedders import (
     as_embedder,
     check_embedder_ready,
     normalize_rows,
-    resolve_embedder,
+    recorded_embedder,
 )
 from sealgraph.index.protocol import SearchIndex
 from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
@@ -350,36 +352,38 @@ def load_index(
     restore_interrupted(path, timeout=DEFAULT_LOCK_TIMEOUT_S, warn=warn)
     manifest = read_manifest(path)
     info = manifest.get("embedder")
-    required = [DOCSTORE_FILE, *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES)]
+    lexical_entry = manifest.get("lexical") or {}
+    required = [DOCSTORE_FILE, *segment_files(lexical_entry)]
     if info:
         required.extend(DENSE_FILES)
     # Files of earlier versions (the offline reasoner's tables) are checked when listed.
     required.extend(name for name in LEGACY_FILES if name in manifest["files"])
-    verify_files(path, manifest, tuple(required))
+    verify_files(path, manifest, tuple(required))  # quick digests: the full check is --verify
     # A lexicon the caller names may be imported; the one the manifest names is data.
     lex = (
         import_lexicon(lexicon) if lexicon is not None else get_lexicon(manifest_lexicon(manifest))
     )
+    counts = manifest.get("counts") or {}
     try:
-        documents, chunks, _ = read_docstore(path / DOCSTORE_FILE)
-        lexical = LexicalIndex.load(path / LEXICAL_DIR, lex)
+        n_docs, n_chunks = count_rows(path / DOCSTORE_FILE)
+        lexical = LexicalIndex.load(path, lexical_entry, lex)
+        store = ChunkStore(path / DOCSTORE_FILE, n_chunks)
         dense = DenseIndex.load(path) if info else None
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
-    counts = manifest.get("counts") or {}
     problems = []
-    if counts.get("chunks") != len(chunks) or counts.get("documents") != len(documents):
+    if counts.get("chunks") != n_chunks or counts.get("documents") != n_docs:
         problems.append("the docstore does not match the manifest counts")
-    if lexical.n_docs != len(chunks):
+    if lexical.n_docs != n_chunks:
         problems.append("the lexical index does not match the docstore")
-    if dense is not None and (dense.n_vectors != len(chunks) or dense.dim != info.get("dim")):
+    if dense is not None and (dense.n_vectors != n_chunks or dense.dim != info.get("dim")):
         problems.append("the dense index does not match the docstore")
     if problems:
         raise IndexCorruptError(
             f"damaged index at {path}: {'; '.join(problems)}; rebuild it with "
             f"`sealgraph index PATH --index {path} --replace`"
         )
-    built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
+    built_with = lexical_entry.get("tokenizer_version")
     if built_with != lex.tokenizer_version:
         raise StaleTokenizerError(
             f"the index at {path} was built with lexical tokenizer {built_with}, this "
@@ -390,8 +394,9 @@ def load_index(
     return Index(
         path=path,
         manifest=manifest,
-        documents=documents,
-        chunks=chunks,
+        store=store,
+        n_docs=n_docs,
+        n_chunks=n_chunks,
         lexical=lexical,
         dense=dense,
         query_embedder=query_embedder,
@@ -406,7 +411,8 @@ def _query_embedder(
         return None
     if embedder is None:
         try:
-            resolved = resolve_embedder(name or "none")
+            # A base URL the manifest records is refused unless the user gives one.
+            resolved = recorded_embedder(info, where=f"the index at {path}")
         except InputError:  # unknown name or missing optional dependency
             resolved = None
         if resolved is None:
@@ -450,49 +456,24 @@ class Index:
         *,
         path: Path,
         manifest: dict[str, Any],
-        documents: Sequence[DocumentRow],
-        chunks: Sequence[Chunk],
+        store: ChunkStore,
+        n_docs: int,
+        n_chunks: int,
         lexical: LexicalIndex,
         dense: DenseIndex | None,
         query_embedder: Embedder | None,
     ) -> None:
         self._path = path
         self._manifest = manifest
-        self._chunks = list(chunks)
+        self._store = store
+        self._n_docs = n_docs
+        self._n_chunks = n_chunks
         self._lexical = lexical
         self._lexicon = lexical.lexicon
         self._dense = dense
         self._query_embedder = query_embedder
-        self._titles = [(d.doc_id, d.title) for d in documents]
-        self._row_of = {c.chunk_id: row for row, c in enumerate(self._chunks)}
-        self._doc_rows: dict[str, list[int]] = {d.doc_id: [] for d in documents}
-        for row, chunk in enumerate(self._chunks):
-            self._doc_rows.setdefault(chunk.doc_id, []).append(row)
-        self._names = self._build_name_lookup()
         # Micro-queries repeat across loops and questions: keep their vectors.
         self._query_vectors = _LRUCache(_QUERY_CACHE_SIZE)
-
-    def _build_name_lookup(self) -> dict[str, tuple[str, ...]]:
-        by_title: dict[str, list[str]] = {}
-        for doc_id, title in self._titles:
-            key = normalize_name(title, self._lexicon)
-            if key:
-                by_title.setdefault(key, []).extend(
-                    self._chunks[row].chunk_id for row in self._doc_rows.get(doc_id, ())
-                )
-        by_heading: dict[str, list[str]] = {}
-        for chunk in self._chunks:
-            if chunk.section:
-                key = normalize_name(chunk.section[-1], self._lexicon)
-                if key:
-                    by_heading.setdefault(key, []).append(chunk.chunk_id)
-        names: dict[str, tuple[str, ...]] = {}
-        for key in by_title.keys() | by_heading.keys():
-            ids = list(by_title.get(key, ()))
-            seen = set(ids)
-            ids.extend(cid for cid in by_heading.get(key, ()) if cid not in seen)
-            names[key] = tuple(ids)
-        return names
 
     # -- properties -------------------------------------------------------------
 
@@ -509,12 +490,12 @@ class Index:
     @property
     def n_chunks(self) -> int:
         """Number of chunks."""
-        return len(self._chunks)
+        return self._n_chunks
 
     @property
     def n_docs(self) -> int:
         """Number of documents."""
-        return len(self._titles)
+        return self._n_docs
 
     @property
     def has_dense(self) -> bool:
@@ -541,57 +522,75 @@ class Index:
 
     def get_chunk(self, chunk_id: str) -> Chunk:
         """Return a chunk by id (KeyError if unknown)."""
-        return self._chunks[self.chunk_row(chunk_id)]
+        return self._store.by_row(self.chunk_row(chunk_id))
 
     def get_chunks(self, chunk_ids: Iterable[str]) -> list[Chunk]:
         """Return chunks by id, in the given order."""
-        return [self.get_chunk(cid) for cid in chunk_ids]
+        return self._store.by_rows([self.chunk_row(cid) for cid in chunk_ids])
 
     def chunk_row(self, chunk_id: str) -> int:
         """Row of a chunk in the lexical and dense indexes (KeyError if unknown)."""
         try:
-            return self._row_of[chunk_id]
+            return self._store.row_of(chunk_id)
         except KeyError:
             raise KeyError(f"unknown chunk id {chunk_id!r}") from None
 
     def chunk_by_row(self, row: int) -> Chunk:
-        """Return the chunk at ``row`` (IndexError if out of range)."""
-        if not 0 <= row < len(self._chunks):
-            raise IndexError(f"chunk row {row} out of range 0..{len(self._chunks) - 1}")
-        return self._chunks[row]
+        """Return the chunk at ``row`` (IndexError if there is none)."""
+        try:
+            return self._store.by_row(row)
+        except KeyError:
+            raise IndexError(f"no chunk at row {row}") from None
 
     def iter_chunks(self) -> Iterator[Chunk]:
-        """Iterate over every chunk, by row (documents in order, chunks in order)."""
-        return iter(self._chunks)
+        """Iterate over every chunk, by row (documents in order, chunks in order), streamed."""
+        return self._store.iter_chunks()
 
     def doc_chunks(self, doc_id: str) -> list[Chunk]:
         """Chunks of a document, in order (empty for an unknown document)."""
-        return [self._chunks[row] for row in self._doc_rows.get(doc_id, ())]
+        return self._store.by_rows(self._store.doc_rows(doc_id))
 
     def neighbors(self, chunk_id: str, before: int = 1, after: int = 1) -> list[Chunk]:
         """Return the chunk with up to ``before``/``after`` same-document neighbours, in order."""
         chunk = self.get_chunk(chunk_id)
-        rows = self._doc_rows[chunk.doc_id]
+        rows = self._store.doc_rows(chunk.doc_id)
         lo = max(0, chunk.order - max(0, before))
         hi = chunk.order + max(0, after) + 1
-        return [self._chunks[row] for row in rows[lo:hi]]
+        return self._store.by_rows(rows[lo:hi])
 
     def titles(self) -> list[tuple[str, str]]:
         """``(doc_id, title)`` of every document, in document order."""
-        return list(self._titles)
+        return [
+            (doc_id, title)
+            for doc_id, title in self._store.records(
+                "SELECT doc_id, title FROM documents ORDER BY position"
+            )
+        ]
 
     def headings(self) -> list[tuple[str, str]]:
         """``(chunk_id, own section heading)`` of every chunk that has one, by row."""
-        return [(c.chunk_id, c.section[-1]) for c in self._chunks if c.section]
+        out = []
+        for chunk_id, section in self._store.records(
+            "SELECT chunk_id, section FROM chunks WHERE section != '[]' ORDER BY \"row\""
+        ):
+            chain = json.loads(section)
+            if chain:
+                out.append((chunk_id, chain[-1]))
+        return out
 
     def lookup_title(self, name: str) -> list[str]:
         """Chunk ids for an entity name, matched exactly after :func:`normalize_name`.
 
         First every chunk of each document whose title matches (documents in order),
-        then every other chunk whose own section heading matches.
+        then every other chunk whose own section heading matches (the docstore's
+        names table, written at index time).
         """
         key = normalize_name(name, self._lexicon)
-        return list(self._names.get(key, ())) if key else []
+        if not key:
+            return []
+        return self._store.scalar_rows(
+            'SELECT chunk_id FROM names WHERE "key" = ? ORDER BY rank, position', (key,)
+        )
 
     # -- search -----------------------------------------------------------------
 
@@ -632,7 +631,7 @@ class Index:
 
     def score_lexical(self, query: str, chunk_ids: Sequence[str]) -> np.ndarray:
         """BM25 score of ``query`` for each given chunk (0 where no term matches)."""
-        rows = np.fromiter((self.chunk_row(c) for c in chunk_ids), dtype=np.int64)
+        rows = np.fromiter((self.chunk_row(c) for c in chunk_ids), dtype=np.int64, count=-1)
         if rows.size == 0:
             return np.zeros(0, dtype=np.float32)
         return self._lexical.scores(query)[rows]
@@ -705,9 +704,10 @@ class Index:
         return self._dense.vectors[rows]
 
     def _hits(self, ranked: Sequence[tuple[int, float]], source: str) -> list[Hit]:
+        chunks = self._store.by_rows([row for row, _ in ranked])
         return [
-            Hit(chunk_id=self._chunks[row].chunk_id, score=score, rank=rank, source=source)
-            for rank, (row, score) in enumerate(ranked)
+            Hit(chunk_id=chunk.chunk_id, score=score, rank=rank, source=source)
+            for rank, ((_, score), chunk) in enumerate(zip(ranked, chunks, strict=True))
         ]
 
     def __repr__(self) -> str:

@@ -40,7 +40,7 @@ from sealgraph.index._documents import (
     stale_message,
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
-from sealgraph.index._lexical import BM25_PARAMS, LEXICAL_DIR, LexicalIndex
+from sealgraph.index._lexical import BM25_PARAMS, write_lexical
 from sealgraph.index._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
     FORMAT_NAME,
@@ -48,9 +48,11 @@ from sealgraph.index._manifest import (
     checksum_tree,
     fsync_tree,
     old_format_message,
+    quick_tree,
     write_manifest,
 )
 from sealgraph.index._progress import ProgressFn, _StderrProgress
+from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import build_bytes, staging
 from sealgraph.index._store import DOCSTORE_FILE, write_docstore
 from sealgraph.index.embedders import (
@@ -62,6 +64,7 @@ from sealgraph.index.embedders import (
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, warn_stderr
 from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document
 from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
+from sealgraph.text.names import normalize_name
 from sealgraph.text.tokens import TokenCounter, encoding_for_model, token_counter
 from sealgraph.types import Chunk, Document
 
@@ -152,8 +155,10 @@ def build_index_dir(
 
         # The estimate is read only after a failed write (a dim may cost a request).
         with staging(index_dir, lambda: build_bytes(documents, texts, plan.embedder)) as tmp:
-            write_docstore(tmp / DOCSTORE_FILE, documents, chunks, hashes, files)
-            write_lexical(tmp, texts, plan.lex)
+            write_docstore(
+                tmp / DOCSTORE_FILE, documents, chunks, hashes, files, name_key=name_key(plan.lex)
+            )
+            segments = write_lexical(tmp, texts, plan.lex)
             dense = _write_dense(
                 tmp, index_dir, existing, plan.embedder, texts, hashes, report, warn
             )
@@ -170,6 +175,7 @@ def build_index_dir(
                 plan,
                 dense,
                 counts,
+                segments,
                 existing=existing,
                 files=files,
                 replace=replace,
@@ -322,7 +328,11 @@ def _write_dense(
         embedder, texts, hashes, reuse, report, partial=partial, warn=warn
     )
     DenseIndex(vectors).save(tmp)
-    info = {"name": embedder.name, "dim": int(vectors.shape[1])}
+    info = {  # and what the embedder records besides (an OpenAIEmbedder's base URL)
+        "name": embedder.name,
+        "dim": int(vectors.shape[1]),
+        **getattr(embedder, "manifest_fields", {}),
+    }
     return _Dense(info, n_reused, n_new, n_resumed, partial)
 
 
@@ -331,6 +341,7 @@ def _build_manifest(
     plan: _BuildPlan,
     dense: _Dense,
     counts: dict[str, int],
+    segments: Sequence[SegmentInfo],
     *,
     existing: dict[str, Any] | None,
     files: dict[str, str],
@@ -350,7 +361,7 @@ def _build_manifest(
         "tokenizer": {"encoding": plan.encoding_name},
         "chunker": {"max_tokens": plan.max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
         "lexicon": plan.spec,
-        "lexical": {"tokenizer_version": plan.lex.tokenizer_version, **BM25_PARAMS},
+        "lexical": lexical_entry(plan.lex, segments),
         "counts": counts,
         "sources": merge_sources(
             existing,
@@ -358,20 +369,28 @@ def _build_manifest(
             replace=replace,
             drop=pruned_source(plan.scope, files, prune),
         ),
-        "files": checksum_tree(tmp),
+        **file_digests(tmp),
     }
 
 
-def write_lexical(directory: Path, texts: Sequence[str], lex: Lexicon) -> None:
-    """Write the parts of an index that depend on the lexicon's tokenizer into ``directory``.
+def lexical_entry(lex: Lexicon, segments: Sequence[SegmentInfo]) -> dict[str, Any]:
+    """Return the manifest's ``lexical`` entry: tokenizer version, BM25 parameters, segments."""
+    return {
+        "tokenizer_version": lex.tokenizer_version,
+        **BM25_PARAMS,
+        "segments": [info.to_dict() for info in segments],
+    }
 
-    The BM25 index of ``texts``. (What a reasoner derives from the chunks with the
-    lexicon, such as the offline reasoner's corpus tables, is its own to count and
-    cache: see :mod:`sealgraph.index.derived`.)
-    """
-    with use_lexicon(lex):
-        (directory / LEXICAL_DIR).mkdir()
-        LexicalIndex.build(texts, lex).save(directory / LEXICAL_DIR)
+
+def name_key(lex: Lexicon) -> Callable[[str], str]:
+    """How the docstore's names table keys a title or heading (the index's lexicon)."""
+    return lambda name: normalize_name(name, lex)
+
+
+def file_digests(directory: Path) -> dict[str, dict[str, str]]:
+    """Return the manifest's ``files`` (SHA-256) and ``quick`` (checked at open) digests."""
+    files = checksum_tree(directory)
+    return {"files": files, "quick": quick_tree(directory, files)}
 
 
 def manifest_lexicon(manifest: dict[str, Any]) -> str:

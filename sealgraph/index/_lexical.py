@@ -1,35 +1,48 @@
-"""BM25 over chunk text with a deterministic tokenizer, persisted without pickle.
+"""BM25 over chunk text with the lexicon's deterministic tokenizer, in memory-mapped segments.
 
-bm25s stores its index as a CSC matrix of precomputed term scores (``.npy``
-written with ``allow_pickle=False``) plus JSON vocabulary and parameters, so its
-own ``save``/``load`` is pickle-free; we never pass it a corpus, so it writes no
-corpus file either.
+:func:`write_lexical` tokenizes rows and writes them as segments (one per
+:data:`SEGMENT_ROWS` rows, so a build never holds more than one segment's postings);
+:class:`LexicalIndex` opens them memory-mapped and scores queries
+(:mod:`sealgraph.index._segments` holds the format and the scoring).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from sealgraph.index._segments import BM25, SEGMENT_PREFIX, SegmentInfo, Segments, SegmentWriter
 from sealgraph.text.lexicon import Lexicon, active, words
 
-LEXICAL_DIR = "lexical"
-BM25_PARAMS = {"method": "lucene", "k1": 1.2, "b": 0.75}
-"""BM25 variant and parameters (the common Lucene defaults)."""
-# Files bm25s writes for our index (it writes no corpus file when none is given).
-LEXICAL_FILES = (
-    "data.csc.index.npy",
-    "indices.csc.index.npy",
-    "indptr.csc.index.npy",
-    "vocab.index.json",
-    "params.index.json",
-)
+__all__ = [
+    "BM25_PARAMS",
+    "LEXICAL_DIR",
+    "LexicalIndex",
+    "lexical_tokens",
+    "segment_files",
+    "tokenizer_version",
+    "top_k",
+    "write_lexical",
+]
 
-# bm25s logs through the root logger at import on some versions; keep it quiet.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+LEXICAL_DIR = "lexical"
+BM25_PARAMS = BM25
+"""BM25 variant and parameters (the common Lucene defaults)."""
+SEGMENT_ROWS = 200_000
+"""Rows per segment a build writes: the postings a build holds in memory at most."""
+SEGMENT_FILES = (
+    "info.json",
+    "terms.bin",
+    "term_offsets.npy",
+    "indptr.npy",
+    "rows.npy",
+    "tfs.npy",
+    "lengths.npy",
+)
+"""Files of one segment folder."""
 
 
 def tokenizer_version(lexicon: Lexicon | None = None) -> str:
@@ -49,76 +62,103 @@ def lexical_tokens(text: str, lexicon: Lexicon | None = None) -> list[str]:
     return [lex.stem(w) for w in words(text) if w not in stop]
 
 
+class _Tokenizer:
+    """:func:`lexical_tokens` with each distinct word stemmed once (most of the cost)."""
+
+    def __init__(self, lex: Lexicon) -> None:
+        self.lex = lex
+        self.stems: dict[str, str | None] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        stems, stop, lex = self.stems, self.lex.stop_words, self.lex
+        out = []
+        for word in words(text):
+            stem = stems.get(word, "")
+            if stem == "":
+                stem = stems[word] = None if word in stop else lex.stem(word)
+            if stem is not None:
+                out.append(stem)
+        if len(stems) > 2_000_000:  # a vocabulary that keeps growing: bound the memo
+            stems.clear()
+        return out
+
+
+def write_lexical(
+    directory: Path, texts: Iterable[str], lex: Lexicon, *, first_row: int = 0
+) -> list[SegmentInfo]:
+    """Write the BM25 segments of ``texts`` (row ``first_row + i`` is the i-th) into ``directory``.
+
+    Returns the segments' infos, in row order (what the manifest lists).
+    """
+    folder = directory / LEXICAL_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenize = _Tokenizer(lex)
+    infos: list[SegmentInfo] = []
+    writer = SegmentWriter(first_row)
+    for text in texts:
+        writer.add(tokenize(text))
+        if writer.n_rows >= SEGMENT_ROWS:
+            infos.append(writer.write(folder, _segment_name(infos)))
+            writer = SegmentWriter(writer.first_row + writer.n_rows)
+    if writer.n_rows or not infos:
+        infos.append(writer.write(folder, _segment_name(infos)))
+    return infos
+
+
+def _segment_name(infos: Sequence[SegmentInfo]) -> str:
+    return f"{SEGMENT_PREFIX}{len(infos) + 1:06d}"
+
+
+def segment_files(manifest_lexical: dict[str, Any]) -> list[str]:
+    """Paths (relative to the index) of every file of the segments a manifest lists."""
+    return [
+        f"{LEXICAL_DIR}/{seg['name']}/{name}"
+        for seg in manifest_lexical.get("segments") or ()
+        for name in SEGMENT_FILES
+    ]
+
+
 class LexicalIndex:
-    """A BM25 index whose documents are addressed by their row (0..n-1)."""
+    """The BM25 index of an index folder: its segments, memory-mapped."""
 
-    def __init__(self, bm25, lexicon: Lexicon | None = None) -> None:
-        self._bm25 = bm25
-        self.lexicon = lexicon or active()
+    def __init__(self, segments: Segments, lexicon: Lexicon) -> None:
+        self._segments = segments
+        self.lexicon = lexicon
         """The lexicon whose tokenizer built the index and reads queries."""
-        self._vocab: dict[str, int] = bm25.vocab_dict
-        self.n_docs = int(bm25.scores["num_docs"])
 
     @classmethod
-    def build(cls, texts: Sequence[str], lexicon: Lexicon | None = None) -> LexicalIndex:
-        """Index ``texts`` with ``lexicon`` (the active one by default); row i is ``texts[i]``."""
-        import bm25s
+    def load(
+        cls, directory: Path, manifest_lexical: dict[str, Any], lexicon: Lexicon
+    ) -> LexicalIndex:
+        """Open the segments a manifest's ``lexical`` entry lists, in ``directory``/lexical.
 
-        lex = lexicon or active()
-        stop = lex.stop_words
-        # Build the vocabulary ourselves in first-seen order so that the files
-        # are identical across runs (bm25s would iterate a set of strings, whose
-        # order changes with the hash seed). Token id 0 is a never-used sentinel
-        # so that a corpus of stopwords only still gives a valid index.
-        vocab: dict[str, int] = {"": 0}
-        # Vocabulary id of each folded word (-1 for a stopword): the same as
-        # lexical_tokens, but each distinct word is stemmed once, not at every
-        # occurrence (most of the cost on a large corpus).
-        word_ids: dict[str, int] = {}
-        corpus_ids = []
-        for text in texts:
-            ids = []
-            for word in words(text):
-                token_id = word_ids.get(word)
-                if token_id is None:
-                    token_id = -1 if word in stop else vocab.setdefault(lex.stem(word), len(vocab))
-                    word_ids[word] = token_id
-                if token_id >= 0:
-                    ids.append(token_id)
-            corpus_ids.append(ids)
-        bm25 = bm25s.BM25(**BM25_PARAMS)
-        bm25.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
-        return cls(bm25, lex)
+        Raises:
+            ValueError: The manifest's entry or a segment is malformed.
 
-    def save(self, directory: Path) -> None:
-        """Write the index files into ``directory``."""
-        self._bm25.save(str(directory), allow_pickle=False, show_progress=False)
+        """
+        infos = [SegmentInfo.from_dict(s) for s in manifest_lexical.get("segments") or ()]
+        if not infos:
+            raise ValueError("the manifest lists no lexical segment")
+        params = {k: manifest_lexical.get(k, v) for k, v in BM25.items()}
+        return cls(Segments(directory / LEXICAL_DIR, infos, params["k1"], params["b"]), lexicon)
 
-    @classmethod
-    def load(cls, directory: Path, lexicon: Lexicon | None = None) -> LexicalIndex:
-        """Read an index written by :meth:`save` with ``lexicon``'s tokenizer."""
-        import bm25s
+    @property
+    def n_docs(self) -> int:
+        """Rows that are not deleted."""
+        return self._segments.n_live
 
-        bm25 = bm25s.BM25.load(
-            str(directory), allow_pickle=False, load_corpus=False, show_progress=False
-        )
-        return cls(bm25, lexicon)
+    @property
+    def n_rows(self) -> int:
+        """Rows of the row space (deleted ones included)."""
+        return self._segments.n_rows
 
-    def query_ids(self, query: str) -> np.ndarray:
-        """Vocabulary ids of the query's distinct known tokens, in query order."""
-        seen: dict[int, None] = {}
-        for token in lexical_tokens(query, self.lexicon):
-            token_id = self._vocab.get(token)
-            if token_id is not None:
-                seen.setdefault(token_id, None)
-        return np.fromiter(seen, dtype=np.int64, count=len(seen))
+    def query_terms(self, query: str) -> list[str]:
+        """Return the query's distinct tokens, in query order."""
+        return list(dict.fromkeys(lexical_tokens(query, self.lexicon)))
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of ``query`` against every row (zeros when no token is known)."""
-        ids = self.query_ids(query)
-        if ids.size == 0:
-            return np.zeros(self.n_docs, dtype=np.float32)
-        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
+        """BM25 score of ``query`` for every row (zeros when no token is known)."""
+        return self._segments.scores(self.query_terms(query))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top ``k`` rows with a positive score, best first, ties broken by row."""

@@ -23,7 +23,7 @@ from filelock import FileLock, Timeout
 
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index._dense import DENSE_FILES
-from sealgraph.index._lexical import LEXICAL_DIR, LEXICAL_FILES
+from sealgraph.index._lexical import LEXICAL_DIR
 from sealgraph.index._manifest import MANIFEST_FILE, foreign_entries, fsync_path, read_marker
 from sealgraph.index._store import DOCSTORE_FILE
 from sealgraph.index.derived import DERIVED_DIR, is_derived_file
@@ -36,13 +36,22 @@ LEGACY_FILES = ("knowledge.json",)
 corpus tables, which the reasoner now counts and caches itself (see
 :mod:`sealgraph.index.derived`). Verified when a manifest lists them, and still
 sealgraph's own."""
+BM25S_FILES = (
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+    "vocab.index.json",
+    "params.index.json",
+)
+"""The lexical files of format 1 and 2 indexes (bm25s), which a build may replace."""
 OWN_FILES = (
     DOCSTORE_FILE,
-    *(f"{LEXICAL_DIR}/{name}" for name in LEXICAL_FILES),
+    *(f"{LEXICAL_DIR}/{name}" for name in BM25S_FILES),
     *DENSE_FILES,
     *LEGACY_FILES,
 )
-"""Files a build writes (besides the manifest), even when a damaged manifest lists none."""
+"""Files a build writes (besides the manifest and the lexical segments it lists), even
+when a damaged manifest lists none."""
 OWN_FOLDERS = {DERIVED_DIR: is_derived_file}
 """Folders holding files sealgraph writes under names the manifest cannot know (what
 users of the index derive and cache), each with how its files are recognised."""

@@ -55,6 +55,34 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+QUICK_BYTES = 1 << 16
+"""Bytes read from each end of a file for its quick digest."""
+
+
+def quick_digest(path: Path) -> str:
+    """Return a cheap digest of a file: its size and its first and last :data:`QUICK_BYTES`.
+
+    What an index checks when it opens (a full SHA-256 of gigabytes would take
+    seconds): a truncated, extended, replaced or foreign file shows; a change in the
+    middle of a large file needs ``sealgraph index --verify``.
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        digest.update(str(size).encode())
+        f.seek(0)
+        digest.update(f.read(QUICK_BYTES))
+        if size > QUICK_BYTES:
+            f.seek(max(QUICK_BYTES, size - QUICK_BYTES))
+            digest.update(f.read(QUICK_BYTES))
+    return digest.hexdigest()
+
+
+def quick_tree(directory: Path, names: Iterable[str]) -> dict[str, str]:
+    """Quick digests (:func:`quick_digest`) of the given files of ``directory``."""
+    return {name: quick_digest(directory / name) for name in names}
+
+
 def checksum_tree(directory: Path) -> dict[str, str]:
     """SHA-256 of every file under ``directory`` except the manifest, by POSIX path."""
     sums = {}
@@ -190,14 +218,21 @@ def _relative(directory: Path, path: str | os.PathLike[str]) -> str:
 
 
 def verify_files(
-    directory: Path, manifest: dict[str, Any], required: tuple[str, ...] | None = None
+    directory: Path,
+    manifest: dict[str, Any],
+    required: tuple[str, ...] | None = None,
+    *,
+    full: bool = False,
 ) -> None:
-    """Check that the listed files exist and match their checksums.
+    """Check that the listed files exist and match what the manifest records.
 
     Args:
         directory: The index directory.
         manifest: Its manifest.
         required: Files to check (they must be listed); None checks every listed file.
+        full: Compare full SHA-256 checksums (``sealgraph index --verify``); by
+            default the quick digests the manifest records (:func:`quick_digest`),
+            or the checksums for a manifest written before it recorded them.
 
     Raises:
         IndexCorruptError: A file is missing, unlisted or changed, naming it.
@@ -206,6 +241,8 @@ def verify_files(
     listed = manifest.get("files")
     if not isinstance(listed, dict):
         raise IndexCorruptError(f"damaged index at {directory}: {MANIFEST_FILE} lists no files")
+    quick = manifest.get("quick")
+    quick = quick if isinstance(quick, dict) and not full else None
     names = tuple(listed) if required is None else required
     for name in names:
         if name not in listed:
@@ -215,7 +252,11 @@ def verify_files(
         path = directory / name
         if not path.is_file():
             raise IndexCorruptError(f"damaged index at {directory}: {name} is missing")
-        if file_sha256(path) != listed[name]:
+        if quick is not None and name in quick:
+            same = quick_digest(path) == quick[name]
+        else:
+            same = file_sha256(path) == listed[name]
+        if not same:
             raise IndexCorruptError(
                 f"damaged index at {directory}: {name} does not match its checksum "
                 f"(changed or truncated); rebuild it with `sealgraph index PATH --index "

@@ -10,11 +10,16 @@ from pathlib import Path
 from typing import TypeVar
 
 from sealgraph.errors import IndexCorruptError
-from sealgraph.index._build import indexed_text, manifest_lexicon, sealgraph_version, write_lexical
-from sealgraph.index._lexical import BM25_PARAMS, LEXICAL_DIR
+from sealgraph.index._build import (
+    file_digests,
+    indexed_text,
+    lexical_entry,
+    manifest_lexicon,
+    sealgraph_version,
+)
+from sealgraph.index._lexical import LEXICAL_DIR, write_lexical
 from sealgraph.index._lifecycle import LEGACY_FILES, inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
-    checksum_tree,
     fsync_tree,
     read_manifest,
     verify_files,
@@ -78,15 +83,10 @@ def refresh_lexical_dir(
                     os.link(index_dir / name, target)
                 except OSError:
                     shutil.copy2(index_dir / name, target)
-            write_lexical(tmp, [indexed_text(c) for c in chunks], lex)
-            fresh = checksum_tree(tmp / LEXICAL_DIR)
-            manifest["files"] = {
-                **{name: files[name] for name in kept},
-                **{f"{LEXICAL_DIR}/{name}": digest for name, digest in fresh.items()},
-            }
-            manifest["files"] = dict(sorted(manifest["files"].items()))
+            segments = write_lexical(tmp, (indexed_text(c) for c in chunks), lex)
+            manifest.update(file_digests(tmp))
             manifest["lexicon"] = lexicon_spec(lex)
-            manifest["lexical"] = {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS}
+            manifest["lexical"] = lexical_entry(lex, segments)
             manifest["sealgraph_version"] = sealgraph_version()
             write_manifest(tmp, manifest)
             fsync_tree(tmp)

@@ -12,10 +12,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sealgraph.errors import IndexCorruptError, InputError
-from sealgraph.index._build import indexed_text, manifest_lexicon, sealgraph_version, write_lexical
+from sealgraph.index._build import (
+    file_digests,
+    indexed_text,
+    lexical_entry,
+    manifest_lexicon,
+    name_key,
+    sealgraph_version,
+)
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex
 from sealgraph.index._documents import document_counts, stored_document_files, within
-from sealgraph.index._lexical import BM25_PARAMS
+from sealgraph.index._lexical import write_lexical
 from sealgraph.index._lifecycle import (
     inspect_target,
     locked_index,
@@ -23,12 +30,12 @@ from sealgraph.index._lifecycle import (
     swap_into_place,
 )
 from sealgraph.index._manifest import (
-    checksum_tree,
     fsync_tree,
     read_manifest,
     verify_files,
     write_manifest,
 )
+from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import staging, tree_bytes
 from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_documents, write_docstore
 from sealgraph.ingest import WarnFn, warn_stderr
@@ -81,12 +88,17 @@ def remove_documents_dir(
         with staging(index_dir, lambda: tree_bytes(index_dir)) as tmp:
             hashes = [stored.hashes[row] for row in removal.rows]
             write_docstore(
-                tmp / DOCSTORE_FILE, removal.remaining, removal.kept, hashes, stored.files
+                tmp / DOCSTORE_FILE,
+                removal.remaining,
+                removal.kept,
+                hashes,
+                stored.files,
+                name_key=name_key(lex),
             )
-            write_lexical(tmp, [indexed_text(chunk) for chunk in removal.kept], lex)
+            segments = write_lexical(tmp, (indexed_text(chunk) for chunk in removal.kept), lex)
             if stored.vectors is not None:
                 DenseIndex(np.ascontiguousarray(stored.vectors[removal.rows])).save(tmp)
-            manifest = _manifest_after_removal(tmp, manifest, lex, stored, removal)
+            manifest = _manifest_after_removal(tmp, manifest, lex, stored, removal, segments)
             write_manifest(tmp, manifest)
             fsync_tree(tmp)
             swap_into_place(tmp, index_dir, existing, warn)
@@ -173,7 +185,12 @@ def _plan_removal(index_dir: Path, given: list[str], stored: _Stored) -> _Remova
 
 
 def _manifest_after_removal(
-    tmp: Path, manifest: dict[str, Any], lex: Lexicon, stored: _Stored, removal: _Removal
+    tmp: Path,
+    manifest: dict[str, Any],
+    lex: Lexicon,
+    stored: _Stored,
+    removal: _Removal,
+    segments: Sequence[SegmentInfo],
 ) -> dict[str, Any]:
     """Return the manifest of the index written in ``tmp``: the old one, updated."""
     n_kept = len(removal.kept)
@@ -181,7 +198,7 @@ def _manifest_after_removal(
         **manifest,
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
-        "lexical": {"tokenizer_version": lex.tokenizer_version, **BM25_PARAMS},
+        "lexical": lexical_entry(lex, segments),
         "counts": {
             "documents": len(removal.remaining),
             "chunks": n_kept,
@@ -205,7 +222,7 @@ def _manifest_after_removal(
                 and removal.dropped(source["path"])
             )
         ],
-        "files": checksum_tree(tmp),
+        **file_digests(tmp),
     }
 
 

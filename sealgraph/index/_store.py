@@ -4,14 +4,16 @@
 Structured fields (section chain, sentence spans, metadata) are stored as JSON.
 ``document_files`` records the file each document was read from (absolute, symlinks
 resolved), so documents can be removed by file or folder; documents given as objects
-have none. Docstores written before it existed lack that table.
+have none. Docstores written before it existed lack that table. ``names`` maps each
+normalised title and section heading to its chunks (:func:`name_rows`), so looking a
+name up needs no table built when the index opens.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,13 @@ CREATE TABLE document_files (
     doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id),
     path   TEXT NOT NULL
 );
+CREATE TABLE names (
+    "key"    TEXT NOT NULL,
+    rank     INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL
+);
+CREATE INDEX names_key ON names ("key", rank, position);
 """
 
 
@@ -68,11 +77,15 @@ def write_docstore(
     chunks: Sequence[Chunk],
     hashes: Sequence[str],
     files: Mapping[str, str] | None = None,
+    *,
+    name_key: Callable[[str], str],
 ) -> None:
     """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``.
 
     ``files`` maps document ids to the file each was read from (ids of documents
-    not in ``documents`` are ignored).
+    not in ``documents`` are ignored); ``name_key`` normalises a title or heading
+    for the names table (:func:`sealgraph.text.names.normalize_name` with the index's
+    lexicon).
     """
     conn = sqlite3.connect(path)
     try:
@@ -110,8 +123,43 @@ def write_docstore(
                     "INSERT INTO document_files VALUES (?, ?)",
                     ((d.doc_id, files[d.doc_id]) for d in documents if d.doc_id in files),
                 )
+            conn.executemany(
+                'INSERT INTO names ("key", rank, position, chunk_id) VALUES (?, ?, ?, ?)',
+                name_rows(documents, chunks, name_key),
+            )
     finally:
         conn.close()
+
+
+def name_rows(
+    documents: Sequence[Document | DocumentRow],
+    chunks: Sequence[Chunk],
+    name_key: Callable[[str], str],
+) -> Iterator[tuple[str, int, int, str]]:
+    """Yield the rows of the ``names`` table: ``(key, rank, position, chunk_id)``.
+
+    A name's chunks are, first (rank 0), every chunk of each document whose title has
+    that key, documents in order; then (rank 1) every other chunk whose own section
+    heading has that key, by row.
+    """
+    rows_of: dict[str, list[int]] = {}
+    for row, chunk in enumerate(chunks):
+        rows_of.setdefault(chunk.doc_id, []).append(row)
+    titled: dict[str, set[str]] = {}
+    position = 0
+    for doc in documents:
+        key = name_key(doc.title)
+        if not key:
+            continue
+        for row in rows_of.get(doc.doc_id, ()):
+            titled.setdefault(key, set()).add(chunks[row].chunk_id)
+            yield key, 0, position, chunks[row].chunk_id
+            position += 1
+    for row, chunk in enumerate(chunks):
+        if chunk.section:
+            key = name_key(chunk.section[-1])
+            if key and chunk.chunk_id not in titled.get(key, ()):
+                yield key, 1, row, chunk.chunk_id
 
 
 def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]]:
@@ -137,25 +185,10 @@ def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]
             'n_tokens, sentences, hash FROM chunks ORDER BY "row"'
         )
         for record in conn.execute(query):
-            row, cid, doc_id, title, section, order, start, end, text, n_tokens, sents, digest = (
-                record
-            )
+            row, digest = record[0], record[-1]
             if row != len(chunks):
                 raise ValueError(f"chunk rows are not contiguous (row {row} at {len(chunks)})")
-            chunks.append(
-                Chunk(
-                    chunk_id=cid,
-                    doc_id=doc_id,
-                    title=title,
-                    section=tuple(json.loads(section)),
-                    order=order,
-                    start=start,
-                    end=end,
-                    text=text,
-                    n_tokens=n_tokens,
-                    sentences=tuple((a, b) for a, b in json.loads(sents)),
-                )
-            )
+            chunks.append(chunk_of_record(record[:-1]))
             hashes.append(digest)
         return documents, chunks, hashes
     finally:
@@ -244,3 +277,35 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def count_rows(path: Path) -> tuple[int, int]:
+    """Return ``(documents, chunks)`` stored in the docstore at ``path``."""
+    conn = _connect_readonly(path)
+    try:
+        (n_docs,) = conn.execute("SELECT COUNT(*) FROM documents").fetchone()
+        (n_chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        return int(n_docs), int(n_chunks)
+    finally:
+        conn.close()
+
+
+def chunk_of_record(record: tuple) -> Chunk:
+    """Return the chunk of a ``chunks`` row read with its row number first.
+
+    The columns: ``row, chunk_id, doc_id, title, section, order, start, end, text,
+    n_tokens, sentences``.
+    """
+    _, cid, doc_id, title, section, order, start, end, text, n_tokens, sentences = record
+    return Chunk(
+        chunk_id=cid,
+        doc_id=doc_id,
+        title=title,
+        section=tuple(json.loads(section)),
+        order=order,
+        start=start,
+        end=end,
+        text=text,
+        n_tokens=n_tokens,
+        sentences=tuple((a, b) for a, b in json.loads(sentences)),
+    )

@@ -10,7 +10,6 @@ import sealgraph.index._build as build_module
 import sealgraph.index.embedders as embedders_module
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
 from sealgraph.index import build_index, load_index
-from sealgraph.index._lexical import LexicalIndex
 from sealgraph.types import Document
 
 
@@ -71,7 +70,7 @@ def test_missing_index_message(tmp_path):
     [
         ("truncate_vectors", "vectors.npy does not match its checksum"),
         ("flip_docstore", "docstore.sqlite does not match its checksum"),
-        ("delete_lexical", "lexical/vocab.index.json is missing"),
+        ("delete_lexical", "lexical/seg-000001/rows.npy is missing"),
         ("bad_manifest", "manifest.json is not valid JSON"),
         ("unlisted", "does not list dense.faiss"),
         ("version", "format version 99"),
@@ -91,7 +90,7 @@ def test_damaged_index_is_detected(tmp_path, tiny_docs_dir, hash_embedder, damag
         data[-10] ^= 0xFF
         (path / "docstore.sqlite").write_bytes(bytes(data))
     elif damage == "delete_lexical":
-        (path / "lexical" / "vocab.index.json").unlink()
+        (path / "lexical" / "seg-000001" / "rows.npy").unlink()
     elif damage == "bad_manifest":
         (path / "manifest.json").write_text("{ nope")
     elif damage == "unlisted":
@@ -116,10 +115,10 @@ def test_failed_build_keeps_the_old_index(tmp_path, tiny_docs_dir, monkeypatch):
     before = (path / "manifest.json").read_bytes()
     (tiny_docs_dir / "new.md").write_text("# New\n\nFresh words.\n")
 
-    def crash(self, directory):
+    def crash(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(LexicalIndex, "save", crash)
+    monkeypatch.setattr(build_module, "write_lexical", crash)
     with pytest.raises(RuntimeError, match="disk on fire"):
         build_index(tiny_docs_dir, path, embedder="none")
     monkeypatch.undo()

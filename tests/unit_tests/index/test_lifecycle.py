@@ -29,6 +29,7 @@ import sealgraph.index._remove as remove_module
 from sealgraph.cli import main
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index import build_index, load_index, remove_documents
+from sealgraph.index._manifest import quick_digest
 from sealgraph.types import Document
 
 REPO = Path(__file__).resolve().parents[3]
@@ -262,6 +263,7 @@ def test_remove_works_on_an_index_that_predates_recorded_files(tmp_path):
     conn.close()
     manifest = json.loads((idx / "manifest.json").read_text())
     manifest["files"]["docstore.sqlite"] = hashlib.sha256(store.read_bytes()).hexdigest()
+    manifest["quick"]["docstore.sqlite"] = quick_digest(store)
     (idx / "manifest.json").write_text(json.dumps(manifest))
     index = remove_documents(idx, [docs / "products"], warn=quiet)
     assert "products/lumen_lamp.md" not in {doc_id for doc_id, _ in index.titles()}

@@ -24,7 +24,7 @@ HASHES = ["h0", "h1", "h2"]
 @pytest.fixture
 def store(tmp_path):
     path = tmp_path / "docstore.sqlite"
-    write_docstore(path, DOCS, CHUNKS, HASHES)
+    write_docstore(path, DOCS, CHUNKS, HASHES, name_key=str.lower)
     return path
 
 

@@ -1,0 +1,164 @@
+"""Chunks read from the docstore on demand, with a bounded cache.
+
+An index of a million chunks holds gigabytes of text: opening it must not read them.
+:class:`ChunkStore` answers every lookup the index serves (by chunk id, by row, a
+document's chunks, a name's chunks) with an indexed SQLite query and keeps the most
+recently used chunks in a bounded cache. A small index is read whole once instead
+(below :data:`PRELOAD_CHUNKS` rows), which is faster than querying it.
+
+Connections are opened read-only and immutable, one per thread (SQLite connections
+are not shared across threads).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+
+from sealgraph.index._store import chunk_of_record
+from sealgraph.types import Chunk
+
+__all__ = ["PRELOAD_CHUNKS", "ChunkStore"]
+
+PRELOAD_CHUNKS = 50_000
+"""Up to this many chunks, the store reads every chunk into memory when it opens."""
+
+CACHE_CHUNKS = 20_000
+"""Chunks a large store keeps in memory, the most recently used."""
+
+_COLUMNS = (
+    'c."row", c.chunk_id, c.doc_id, c.title, c.section, c.ord, c."start", c."end", c.text, '
+    "c.n_tokens, c.sentences"
+)
+
+
+class ChunkStore:
+    """The chunks of one docstore file, read on demand."""
+
+    def __init__(self, path: Path, n_chunks: int) -> None:
+        self._uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[int, Chunk] = OrderedDict()
+        self._row_of: dict[str, int] | None = None
+        self._all: dict[int, Chunk] | None = None
+        if n_chunks <= PRELOAD_CHUNKS:
+            self._all = {
+                row: chunk for row, chunk in self._query(f"SELECT {_COLUMNS} FROM chunks c")
+            }
+            self._row_of = {chunk.chunk_id: row for row, chunk in self._all.items()}
+
+    # -- queries ------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._uri, uri=True, check_same_thread=True)
+            self._local.conn = conn
+        return conn
+
+    def _query(self, sql: str, params: tuple = ()) -> Iterator[tuple[int, Chunk]]:
+        for record in self._conn().execute(sql, params):
+            yield record[0], chunk_of_record(record)
+
+    def scalar_rows(self, sql: str, params: tuple = ()) -> list:
+        """Run a query returning one column; return its values."""
+        return [value for (value,) in self._conn().execute(sql, params)]
+
+    def records(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Run a query; return its rows."""
+        return self._conn().execute(sql, params).fetchall()
+
+    # -- lookups ------------------------------------------------------------------
+
+    def row_of(self, chunk_id: str) -> int:
+        """Row of a chunk (KeyError if unknown)."""
+        if self._row_of is not None:
+            return self._row_of[chunk_id]
+        rows = self.scalar_rows('SELECT "row" FROM chunks WHERE chunk_id = ?', (chunk_id,))
+        if not rows:
+            raise KeyError(chunk_id)
+        return int(rows[0])
+
+    def by_row(self, row: int) -> Chunk:
+        """Return the chunk at ``row`` (KeyError if there is none)."""
+        if self._all is not None:
+            return self._all[row]
+        with self._lock:
+            chunk = self._cache.get(row)
+            if chunk is not None:
+                self._cache.move_to_end(row)
+                return chunk
+        found = list(self._query(f'SELECT {_COLUMNS} FROM chunks c WHERE c."row" = ?', (row,)))
+        if not found:
+            raise KeyError(row)
+        self._remember(found)
+        return found[0][1]
+
+    def by_rows(self, rows: list[int]) -> list[Chunk]:
+        """Return the chunks at ``rows``, in order (KeyError on a missing one)."""
+        if self._all is not None:
+            return [self._all[r] for r in rows]
+        missing = [r for r in dict.fromkeys(rows) if not self._cached(r)]
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
+            marks = ",".join("?" * len(part))
+            self._remember(
+                list(
+                    self._query(
+                        f'SELECT {_COLUMNS} FROM chunks c WHERE c."row" IN ({marks})', tuple(part)
+                    )
+                )
+            )
+        return [self.by_row(r) for r in rows]
+
+    def doc_rows(self, doc_id: str) -> list[int]:
+        """Rows of a document's chunks, in order (empty for an unknown document)."""
+        if self._all is not None and self._row_of is not None:
+            return self._doc_rows_loaded(doc_id)
+        return [
+            int(r)
+            for r in self.scalar_rows(
+                'SELECT "row" FROM chunks WHERE doc_id = ? ORDER BY ord', (doc_id,)
+            )
+        ]
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Every chunk by row, streamed (documents in order, chunks in order)."""
+        if self._all is not None:
+            yield from (self._all[r] for r in sorted(self._all))
+            return
+        conn = sqlite3.connect(self._uri, uri=True)  # its own cursor: may run long
+        try:
+            for record in conn.execute(f'SELECT {_COLUMNS} FROM chunks c ORDER BY c."row"'):
+                yield chunk_of_record(record)
+        finally:
+            conn.close()
+
+    # -- cache --------------------------------------------------------------------
+
+    def _cached(self, row: int) -> bool:
+        with self._lock:
+            return row in self._cache
+
+    def _remember(self, found: list[tuple[int, Chunk]]) -> None:
+        with self._lock:
+            for row, chunk in found:
+                self._cache[row] = chunk
+                self._cache.move_to_end(row)
+            while len(self._cache) > CACHE_CHUNKS:
+                self._cache.popitem(last=False)
+
+    def _doc_rows_loaded(self, doc_id: str) -> list[int]:
+        rows = getattr(self, "_by_doc", None)
+        if rows is None:
+            by_doc: dict[str, list[tuple[int, int]]] = {}
+            assert self._all is not None
+            for row, chunk in self._all.items():
+                by_doc.setdefault(chunk.doc_id, []).append((chunk.order, row))
+            rows = {d: [r for _, r in sorted(v)] for d, v in by_doc.items()}
+            self._by_doc = rows
+        return list(rows.get(doc_id, ()))
