@@ -9,14 +9,17 @@ An index directory holds::
     manifest.json      format version, embedder, tokenizer, chunker settings,
                        counts, source files, SHA-256 of every other file
     docstore.sqlite    documents and chunks (chunk row = position in the indexes)
-    lexical/           BM25 (bm25s arrays as .npy without pickle, JSON vocabulary)
+    lexical/           BM25 segments (memory-mapped .npy without pickle, sorted terms)
     dense.faiss        FAISS IndexFlatIP over unit vectors (only with an embedder)
     vectors.npy        the same vectors as float32
     derived/           caches users of the index compute from it (written after the
                        build, not in the manifest; see :mod:`sealgraph.index.derived`)
 
-Everything is loaded into memory at load time; afterwards an :class:`Index` is
-read-only, so it is safe to share between threads. Builds of one directory take
+Opening reads nothing in proportion to the corpus: the arrays are memory-mapped,
+chunks are read from the docstore on demand (a bounded cache keeps the recent
+ones), and the files are checked by size and a quick digest (full checksums are
+taken at build time). An :class:`Index` is read-only, so it is safe to share
+between threads. Builds of one directory take
 turns through a lock file beside it, ``.NAME.lock``.
 """
 

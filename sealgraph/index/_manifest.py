@@ -24,10 +24,12 @@ from sealgraph.errors import IndexCorruptError, InputError
 
 MANIFEST_FILE = "manifest.json"
 FORMAT_NAME = "sealgraph-index"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Version of the index format this sealgraph writes and reads. 2: document text is
-normalised (NFC, invisible characters removed; :mod:`sealgraph.text.normalize`)."""
-KNOWN_FORMAT_VERSIONS = frozenset({1, FORMAT_VERSION})
+normalised (NFC, invisible characters removed; :mod:`sealgraph.text.normalize`). 3:
+the lexical index is memory-mapped segments (:mod:`sealgraph.index._segments`), the
+manifest holds each file's size and quick digest, the docstore the name tables."""
+KNOWN_FORMAT_VERSIONS = frozenset({1, 2, FORMAT_VERSION})
 """Format versions this sealgraph recognises as its own, and so may replace."""
 
 

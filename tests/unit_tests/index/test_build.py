@@ -21,7 +21,7 @@ def test_manifest_describes_the_build(tmp_path, tiny_docs_dir, hash_embedder):
     index = build_index(tiny_docs_dir, tmp_path / "idx", embedder=hash_embedder, warn=quiet)
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest == index.manifest
-    assert manifest["format_version"] == 2
+    assert manifest["format_version"] == 3
     assert manifest["embedder"] == {"name": "test:hash-64", "dim": 64}
     assert manifest["tokenizer"] == {"encoding": "o200k_base"}
     assert manifest["chunker"]["max_tokens"] == 256
