@@ -76,6 +76,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="replace the index's documents by the given ones instead of adding them",
     )
     parser.add_argument(
+        "--verify",
+        action="store_true",
+        help=(
+            "check every file of --index against the full SHA-256 checksums taken at build "
+            "time and the docstore's integrity, and say what is damaged (opening an index "
+            "checks only sizes and quick digests); nothing is written"
+        ),
+    )
+    parser.add_argument(
         "--remove",
         action="store_true",
         help=(
@@ -275,6 +284,8 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.lock_timeout is not None:  # build_index's default otherwise (kept in one place)
         options["lock_timeout"] = args.lock_timeout
+    if args.verify:
+        return _verify(args, started)
     if args.remove:
         return _remove(args, options, started)
     if not args.paths:
@@ -349,6 +360,22 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
         f"removed {counts['documents_removed']} documents from {index.path}: "
         f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
         f"again; {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+def _verify(args: argparse.Namespace, started: float) -> int:
+    """Check the index's files in full (``--verify``); nothing else may be asked with it."""
+    from sealgraph.errors import InputError
+    from sealgraph.index import verify_index
+
+    if args.paths or args.remove or args.prune or args.replace or args.force:
+        raise InputError("--verify checks an index and changes nothing: give only --index")
+    path = index_arg(args, announce=True)
+    checked = verify_index(path)
+    print(
+        f"sealgraph: the index at {path} is intact: {checked} files match their checksums "
+        f"({time.perf_counter() - started:.1f} s)"
     )
     return 0
 

@@ -54,6 +54,8 @@ from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._progress import ProgressFn
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
+from sealgraph.index._statistics import CorpusStatistics
+from sealgraph.index._statistics import is_current as is_current_statistics
 from sealgraph.index._store import DOCSTORE_FILE, count_rows
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
@@ -80,6 +82,7 @@ __all__ = [
     "reciprocal_rank_fusion",
     "refresh_lexical",
     "remove_documents",
+    "verify_index",
 ]
 
 PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Iterable[Any]
@@ -313,6 +316,34 @@ def _langchain_documents_converted(inputs: Any) -> Any:
     return [next(converted) if isinstance(i, LangChainDocument) else i for i in items]
 
 
+def verify_index(index_dir: str | os.PathLike[str]) -> int:
+    """Check every file of an index against the full checksums taken when it was built.
+
+    Opening an index (:func:`load_index`) checks sizes and quick digests only, so
+    that a million-chunk index opens in seconds; this reads every byte, and asks
+    SQLite to check the docstore. Returns the number of files checked.
+
+    Raises:
+        IndexCorruptError: No index there, or a file missing, unlisted or changed
+            (named), or a docstore SQLite finds damaged.
+
+    """
+    path = Path(index_dir)
+    manifest = read_manifest(path)
+    verify_files(path, manifest, full=True)
+    try:
+        conn = sqlite3.connect(f"{(path / DOCSTORE_FILE).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            (result,) = conn.execute("PRAGMA integrity_check").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        result = f"{type(exc).__name__}: {exc}"
+    if result != "ok":
+        raise IndexCorruptError(f"damaged index at {path}: {DOCSTORE_FILE}: {result}")
+    return len(manifest.get("files") or {})
+
+
 def load_index(
     index_dir: str | os.PathLike[str],
     *,
@@ -477,6 +508,7 @@ class Index:
         self._query_embedder = query_embedder
         # Micro-queries repeat across loops and questions: keep their vectors.
         self._query_vectors = _LRUCache(_QUERY_CACHE_SIZE)
+        self._statistics: CorpusStatistics | None = None
 
     # -- properties -------------------------------------------------------------
 
@@ -520,6 +552,25 @@ class Index:
     def encoding(self) -> str:
         """Tiktoken encoding that counted ``Chunk.n_tokens``."""
         return self._manifest["tokenizer"]["encoding"]
+
+    def statistics(self) -> CorpusStatistics | None:
+        """Return the corpus counts stored at build time, read on demand; None when stale.
+
+        Chunk frequencies of stemmed words and of proper names
+        (:mod:`sealgraph.text.statistics`), kept current by every add and removal.
+        None when the index holds none, or when they were counted by other code or
+        another lexicon than this sealgraph's (``sealgraph index --index DIR``
+        recounts them); a reader then counts them itself.
+        """
+        if self._statistics is None:
+            entry = self._manifest.get("statistics")
+            if (
+                isinstance(entry, dict)
+                and is_current_statistics(entry, self._lexicon)
+                and entry.get("n_chunks") == self._n_chunks
+            ):
+                self._statistics = CorpusStatistics(self._path / DOCSTORE_FILE, entry)
+        return self._statistics
 
     # -- chunk access -----------------------------------------------------------
 
@@ -572,14 +623,32 @@ class Index:
 
     def headings(self) -> list[tuple[str, str]]:
         """``(chunk_id, own section heading)`` of every chunk that has one, by row."""
+        return self._own_headings("chunk_id")
+
+    def document_headings(self) -> list[tuple[str, str]]:
+        """``(doc_id, own section heading)`` of every chunk that has one, by row (one query)."""
+        return self._own_headings("doc_id")
+
+    def _own_headings(self, key: str) -> list[tuple[str, str]]:
         out = []
-        for chunk_id, section in self._store.records(
-            "SELECT chunk_id, section FROM chunks WHERE section != '[]' ORDER BY \"row\""
+        for value, section in self._store.records(
+            f"SELECT {key}, section FROM chunks WHERE section != '[]' ORDER BY \"row\""
         ):
             chain = json.loads(section)
             if chain:
-                out.append((chunk_id, chain[-1]))
+                out.append((value, chain[-1]))
         return out
+
+    def first_chunk_texts(self) -> list[tuple[str, str]]:
+        """``(doc_id, text of its first chunk)`` of every document, in document order."""
+        return [
+            (doc_id, text)
+            for doc_id, text in self._store.records(
+                "SELECT c.doc_id, c.text FROM chunks c JOIN documents d ON c.doc_id = d.doc_id "
+                "WHERE c.ord = (SELECT MIN(ord) FROM chunks WHERE doc_id = c.doc_id) "
+                "ORDER BY d.position"
+            )
+        ]
 
     def lookup_title(self, name: str) -> list[str]:
         """Chunk ids for an entity name, matched exactly after :func:`normalize_name`.
@@ -596,6 +665,15 @@ class Index:
         )
 
     # -- search -----------------------------------------------------------------
+
+    def document_frequency(self, term: str) -> int:
+        """Chunks whose indexed text (title, headings, text) holds ``term``, a lexical token.
+
+        A token is a stemmed content word as the index's lexicon makes it
+        (:func:`sealgraph.text.lexicon.stemmed_terms`); what BM25's idf counts, read
+        from the lexical segments at query time, so always current.
+        """
+        return self._lexical.document_frequency(term)
 
     def search_lexical(self, query: str, k: int) -> list[Hit]:
         """BM25 top ``k`` (only chunks sharing a term with the query), ties by row."""

@@ -54,6 +54,7 @@ from sealgraph.index._manifest import (
 from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import build_bytes, staging
+from sealgraph.index._statistics import counts_after, statistics_entry
 from sealgraph.index._store import DOCSTORE_FILE, write_docstore
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
@@ -62,7 +63,7 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, warn_stderr
-from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document
+from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document, indexed_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
 from sealgraph.text.names import normalize_name
 from sealgraph.text.tokens import TokenCounter, encoding_for_model, token_counter
@@ -74,15 +75,6 @@ DEFAULT_MAX_CHUNK_TOKENS = 256
 DEFAULT_ENCODING = "o200k_base"
 """Tiktoken encoding of a new index when none is given."""
 _T = TypeVar("_T")
-
-
-def indexed_text(chunk: Chunk) -> str:
-    """Return the text both retrievers index: title, section headings, then chunk text.
-
-    Headings equal to the title (a Markdown H1) are not repeated.
-    """
-    headings = [h for h in chunk.section if h != chunk.title]
-    return "\n".join([chunk.title, *headings, chunk.text])
 
 
 def content_hash(text: str) -> str:
@@ -152,11 +144,20 @@ def build_index_dir(
         chunks = _chunk_documents(documents, plan, report)
         texts = [indexed_text(c) for c in chunks]
         hashes = [content_hash(t) for t in texts]
+        statistics = counts_after(
+            chunks, hashes, _previous_docstore(index_dir, existing), _entry(existing), plan.lex
+        )
 
         # The estimate is read only after a failed write (a dim may cost a request).
         with staging(index_dir, lambda: build_bytes(documents, texts, plan.embedder)) as tmp:
             write_docstore(
-                tmp / DOCSTORE_FILE, documents, chunks, hashes, files, name_key=name_key(plan.lex)
+                tmp / DOCSTORE_FILE,
+                documents,
+                chunks,
+                hashes,
+                files,
+                name_key=name_key(plan.lex),
+                statistics=statistics,
             )
             segments = write_lexical(tmp, texts, plan.lex)
             dense = _write_dense(
@@ -363,6 +364,7 @@ def _build_manifest(
         "lexicon": plan.spec,
         "lexical": lexical_entry(plan.lex, segments),
         "counts": counts,
+        "statistics": statistics_entry(plan.lex, counts["chunks"]),
         "sources": merge_sources(
             existing,
             plan.sources,
@@ -371,6 +373,16 @@ def _build_manifest(
         ),
         **file_digests(tmp),
     }
+
+
+def _previous_docstore(index_dir: Path, existing: dict[str, Any] | None) -> Path | None:
+    """Return the docstore of the index a build replaces (its counts may be updated), or None."""
+    docstore = index_dir / DOCSTORE_FILE
+    return docstore if existing is not None and docstore.is_file() else None
+
+
+def _entry(manifest: dict[str, Any] | None) -> object:
+    return (manifest or {}).get("statistics")
 
 
 def lexical_entry(lex: Lexicon, segments: Sequence[SegmentInfo]) -> dict[str, Any]:

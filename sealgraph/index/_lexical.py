@@ -152,6 +152,10 @@ class LexicalIndex:
         """Rows of the row space (deleted ones included)."""
         return self._segments.n_rows
 
+    def document_frequency(self, term: str) -> int:
+        """Rows (not deleted) whose indexed text holds the token ``term`` (a stem)."""
+        return self._segments.document_frequency(term)
+
     def query_terms(self, query: str) -> list[str]:
         """Return the query's distinct tokens, in query order."""
         return list(dict.fromkeys(lexical_tokens(query, self.lexicon)))

@@ -26,9 +26,12 @@ from sealgraph.index._manifest import (
     write_manifest,
 )
 from sealgraph.index._staging import staging, tree_bytes
+from sealgraph.index._statistics import is_current, statistics_entry, write_counts
 from sealgraph.index._store import DOCSTORE_FILE, read_docstore
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import get_lexicon, lexicon_spec
+from sealgraph.text.statistics import CorpusCounts
+from sealgraph.types import Chunk
 
 _T = TypeVar("_T")
 
@@ -43,7 +46,8 @@ def refresh_lexical_dir(
     """Rebuild the lexical part of the index in ``index_dir``; return ``finish(index_dir)``.
 
     The BM25 index is computed again from the stored chunks with the index's
-    lexicon, as the current sealgraph tokenizes; the documents,
+    lexicon, as the current sealgraph tokenizes, and so are the corpus counts when
+    other code or another lexicon counted them; the documents,
     chunks and vectors are kept as they are (nothing is chunked or embedded again).
     Written like a build: into a temporary sibling (the unchanged files hard-linked,
     or copied where links are not possible), then swapped into place under the
@@ -84,6 +88,9 @@ def refresh_lexical_dir(
                 except OSError:
                     shutil.copy2(index_dir / name, target)
             segments = write_lexical(tmp, (indexed_text(c) for c in chunks), lex)
+            if not is_current(manifest.get("statistics"), lex):
+                _recount(tmp / DOCSTORE_FILE, chunks)
+                manifest["statistics"] = statistics_entry(lex, len(chunks))
             manifest.update(file_digests(tmp))
             manifest["lexicon"] = lexicon_spec(lex)
             manifest["lexical"] = lexical_entry(lex, segments)
@@ -92,3 +99,20 @@ def refresh_lexical_dir(
             fsync_tree(tmp)
             swap_into_place(tmp, index_dir, existing, warn)
         return finish(index_dir)
+
+
+def _recount(docstore: Path, chunks: list[Chunk]) -> None:
+    """Replace the hard-linked ``docstore`` by a copy holding counts of ``chunks``."""
+    linked = docstore.with_name(docstore.name + ".linked")
+    os.replace(docstore, linked)
+    shutil.copyfile(linked, docstore)
+    linked.unlink()
+    counts = CorpusCounts()
+    counts.add(c.text for c in chunks)
+    conn = sqlite3.connect(docstore)
+    try:
+        with conn:
+            conn.execute("DROP TABLE IF EXISTS name_df")
+        write_counts(conn, counts)
+    finally:
+        conn.close()

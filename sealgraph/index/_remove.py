@@ -37,6 +37,7 @@ from sealgraph.index._manifest import (
 )
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import staging, tree_bytes
+from sealgraph.index._statistics import counts_after, statistics_entry
 from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_documents, write_docstore
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
@@ -87,6 +88,9 @@ def remove_documents_dir(
         removal = _plan_removal(index_dir, given, stored)
         with staging(index_dir, lambda: tree_bytes(index_dir)) as tmp:
             hashes = [stored.hashes[row] for row in removal.rows]
+            statistics = counts_after(
+                removal.kept, hashes, index_dir / DOCSTORE_FILE, manifest.get("statistics"), lex
+            )
             write_docstore(
                 tmp / DOCSTORE_FILE,
                 removal.remaining,
@@ -94,6 +98,7 @@ def remove_documents_dir(
                 hashes,
                 stored.files,
                 name_key=name_key(lex),
+                statistics=statistics,
             )
             segments = write_lexical(tmp, (indexed_text(chunk) for chunk in removal.kept), lex)
             if stored.vectors is not None:
@@ -199,6 +204,7 @@ def _manifest_after_removal(
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
         "lexical": lexical_entry(lex, segments),
+        "statistics": statistics_entry(lex, n_kept),
         "counts": {
             "documents": len(removal.remaining),
             "chunks": n_kept,

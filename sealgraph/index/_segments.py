@@ -243,6 +243,16 @@ class Segments:
                 out[inside] = segment.lengths[rows[inside] - start]
         return out
 
+    def document_frequency(self, term: str) -> int:
+        """Live rows holding ``term`` (what BM25's idf counts)."""
+        df = 0
+        for segment in self.segments:
+            tid = segment.term_id(term)
+            if tid >= 0:
+                rows, _ = segment.postings(tid)
+                df += int(self.live[rows].sum()) if self.deleted.size else len(rows)
+        return df
+
     def scores(self, terms: Iterable[str]) -> np.ndarray:
         """BM25 score of every row for the query's distinct ``terms`` (in query order)."""
         scores = np.zeros(self.n_rows, dtype=np.float32)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sealgraph.index._statistics import write_counts
+from sealgraph.text.statistics import CorpusCounts
 from sealgraph.types import Chunk, Document
 
 DOCSTORE_FILE = "docstore.sqlite"
@@ -79,13 +81,15 @@ def write_docstore(
     files: Mapping[str, str] | None = None,
     *,
     name_key: Callable[[str], str],
+    statistics: CorpusCounts | None = None,
 ) -> None:
     """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``.
 
     ``files`` maps document ids to the file each was read from (ids of documents
     not in ``documents`` are ignored); ``name_key`` normalises a title or heading
     for the names table (:func:`sealgraph.text.names.normalize_name` with the index's
-    lexicon).
+    lexicon); ``statistics`` are the corpus counts of ``chunks``
+    (:mod:`sealgraph.index._statistics`).
     """
     conn = sqlite3.connect(path)
     try:
@@ -127,6 +131,8 @@ def write_docstore(
                 'INSERT INTO names ("key", rank, position, chunk_id) VALUES (?, ?, ?, ?)',
                 name_rows(documents, chunks, name_key),
             )
+        if statistics is not None:
+            write_counts(conn, statistics)
     finally:
         conn.close()
 

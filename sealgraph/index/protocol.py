@@ -6,6 +6,12 @@ implements it. A LangChain vector store or retriever does not: the SEAL loop rea
 chunks by id, walks a document's chunks in order and scores given chunks
 lexically, which a retriever cannot do. :func:`require_search_index` turns such a
 value into a clear :class:`~sealgraph.errors.InputError`.
+
+:class:`CorpusStatisticsSource` is optional: an index that keeps its corpus's counts
+(BM25's document frequencies and proper-name counts, made at build time and kept
+current by adds and removals) offers them, and the offline reasoner reads them
+instead of counting the whole corpus at its first question. Another engine
+implementing :class:`SearchIndex` should offer them too at scale.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.config import RetrievalConfig
     from sealgraph.types import Chunk, Hit
 
-__all__ = ["SearchIndex", "require_search_index"]
+__all__ = ["CorpusStatisticsSource", "SearchIndex", "require_search_index"]
 
 
 @runtime_checkable
@@ -112,6 +118,21 @@ class SearchIndex(Protocol):
 
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray | None:
         """Return the stored unit vectors of the chunks (one row each), or None without vectors."""
+
+
+@runtime_checkable
+class CorpusStatisticsSource(Protocol):
+    """What an index may offer so that no reader counts its corpus (optional)."""
+
+    def document_frequency(self, term: str) -> int:
+        """Chunks whose indexed text holds the lexical token ``term`` (a stem), now."""
+
+    def statistics(self) -> Any:
+        """Return the proper-name counts (``n_chunks``, ``names.get(key, 0)``), or None.
+
+        None when the index holds none, or when they were counted by other code or
+        another lexicon (see :class:`sealgraph.index._statistics.CorpusStatistics`).
+        """
 
 
 def require_search_index(value: object, *, where: str, expected: str) -> SearchIndex:

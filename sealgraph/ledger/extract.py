@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
+from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.model import Facts, Provenance, Qualifier, Relation
 from sealgraph.text.lexicon import active, content_words, stemmed_terms, words
-from sealgraph.text.names import normalize_name
+from sealgraph.text.names import normalize_name, proper_names
 from sealgraph.types import Chunk
 
 
@@ -95,63 +95,6 @@ class PassageFeatures:
         if not terms or not self.names:
             return frozenset()
         return _role_named_keys(self.chunk_id, self.text, frozenset(self.name_keys()), terms)
-
-
-def proper_names(text: str) -> list[tuple[int, str]]:
-    """Return ``(start, key)`` of every capitalised run of two or more words.
-
-    Words must be separated by spaces only (a comma or bracket ends a name), and
-    lower-case connectors may join capitalised words. Leading words that open a
-    sentence or clause ("The", "In", "His") are not part of the name.
-    """
-    lex = active()
-    openers, connectors, conjunctions = (
-        lex.name_openers,
-        lex.proper_name_connectors,
-        lex.name_conjunctions,
-    )
-    out: list[tuple[int, str]] = []
-    run: list[tuple[str, int, int, bool]] = []
-
-    def emit(part: list[tuple[str, int, int, bool]]) -> None:
-        key = normalize_name(text[part[0][1] : part[-1][2]])
-        if key and len(key.split()) >= 2:
-            out.append((part[0][1], key))
-
-    def close() -> None:
-        while run and not run[-1][3]:
-            run.pop()  # a connector cannot end a name
-        while run and run[0][0] in openers:
-            run.pop(0)  # "In", "The", "His" open a sentence, not a name
-        if sum(1 for t in run if t[3]) >= 2:
-            # "Ada Brightwater and Tomas Greyhill" is two names; "Salt and Iron" one.
-            parts: list[list[tuple[str, int, int, bool]]] = [[]]
-            for t in run:
-                if t[0] in conjunctions and not t[3]:
-                    parts.append([])
-                else:
-                    parts[-1].append(t)
-            if len(parts) > 1 and all(sum(1 for t in p if t[3]) >= 2 for p in parts):
-                for p in parts:
-                    emit(p)
-            else:
-                emit(run)
-        run.clear()
-
-    for tok in tokenize_with_offsets(text):
-        key, start, _end, cap = tok
-        joined = bool(run) and text[run[-1][2] : start] == " "
-        if cap and (joined or not run):
-            run.append(tok)
-        elif cap:
-            close()
-            run.append(tok)
-        elif joined and key in connectors:
-            run.append(tok)
-        else:
-            close()
-    close()
-    return out
 
 
 # How far a role word may sit from the name it introduces ("was directed by X").

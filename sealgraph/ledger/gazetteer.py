@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from sealgraph.text.lexicon import WORD_RE, active, fold
-from sealgraph.text.names import normalize_name
+from sealgraph.text.names import normalize_name, token_key, tokenize_with_offsets
 
 _TOKEN_RE = WORD_RE
 # A title with no space that joins its words with separators or capitals: a file name.
@@ -52,25 +52,6 @@ def _sentence_start(text: str, pos: int) -> bool:
     """Tell whether only spaces and quotes separate ``pos`` from a sentence end or the start."""
     before = text[:pos].rstrip(" \t\"'“‘(")
     return not before or before[-1] in ".!?\n:;"
-
-
-def token_key(token: str) -> str:
-    """Normalise one word token the way :func:`normalize_name` normalises a name."""
-    t = fold(token)
-    for suffix in active().possessive_suffixes:
-        if t.endswith(suffix):
-            t = t[: -len(suffix)]
-            break
-    return t.replace("’", "'")
-
-
-def tokenize_with_offsets(text: str) -> list[tuple[str, int, int, bool]]:
-    """Return ``(key, start, end, capitalized)`` for every word of ``text``."""
-    out = []
-    for m in _TOKEN_RE.finditer(text):
-        tok = m.group(0)
-        out.append((token_key(tok), m.start(), m.end(), tok[:1].isupper()))
-    return out
 
 
 def strip_org_suffix(key: str) -> str:

@@ -32,11 +32,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sealgraph.index.derived import read_derived, write_derived
-from sealgraph.ledger.extract import PassageFeatures, passage_features, proper_names
+from sealgraph.ledger.extract import PassageFeatures, passage_features
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 from sealgraph.packing.scoring import repeated_lines
-from sealgraph.text.lexicon import lexicon_of, use_lexicon
-from sealgraph.text.names import content_words, stem, years_in
+from sealgraph.text.chunking import indexed_text
+from sealgraph.text.lexicon import active, lexicon_of, use_lexicon, words
+from sealgraph.text.names import years_in
+from sealgraph.text.statistics import CorpusCounts, statistics_fingerprint
+from sealgraph.text.statistics import fingerprint_sources as statistics_sources
 from sealgraph.types import Chunk
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,47 +55,47 @@ TABLES_FILE = "knowledge.json"
 the index's manifest, so checksum-verified when the index is loaded); still read."""
 TABLES_CACHE = "reasoner-tables.json"
 """Name of the corpus tables in the index's derived cache (:mod:`sealgraph.index.derived`)."""
-TABLES_VERSION = 1
-"""Version of the tables' content: bump it whenever :func:`sealgraph.text.stemmed_terms`
-or :func:`sealgraph.ledger.extract.proper_names` change what they return, so tables
-stored by an older version (:data:`TABLES_FILE`) are recomputed instead of trusted.
-Cached tables are also keyed by the source of the code that counts them
-(:func:`_code_fingerprint`)."""
+TABLES_VERSION = 2
+"""Version of the tables' content: bump it whenever what a count means changes, so
+tables stored by an older version (:data:`TABLES_FILE`) are recomputed instead of
+trusted. 2: words are counted over a chunk's indexed text (title, headings, text)
+with the lexical tokenizer, as BM25 counts them. Cached tables are also keyed by the
+source of the code that counts them (:func:`_code_fingerprint`)."""
 
 
 def term_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
-    """Count the chunks whose title or text holds each stemmed word.
+    """Count the chunks whose indexed text holds each stemmed word, as BM25 counts them.
 
-    A chunk's terms are ``stemmed_terms(chunk.title + " " + chunk.text)``.
+    A chunk's terms are the lexical tokens (stemmed content words) of its title,
+    headings and text (:func:`sealgraph.text.chunking.indexed_text`): what an
+    index's ``document_frequency`` returns.
     """
+    stems: dict[str, str | None] = {}
     df: dict[str, int] = {}
-    # stemmed_terms computed per distinct word and remembered across chunks: the
-    # same sets, but each word is stemmed once per corpus rather than at every
-    # occurrence, and stemmed_terms' cache is not filled with every chunk's text.
-    stems: dict[str, str] = {}
+    lex = active()
+    stop = lex.stop_words
     for chunk in chunks:
         terms = set()
-        for word in set(content_words(chunk.title + " " + chunk.text)):
-            term = stems.get(word)
-            if term is None:
-                term = stems[word] = stem(word)
-            terms.add(term)
-        for t in terms:
-            df[t] = df.get(t, 0) + 1
+        for word in set(words(indexed_text(chunk))):
+            term = stems.get(word, "")
+            if term == "":
+                term = stems[word] = None if word in stop else lex.stem(word)
+            if term is not None:
+                terms.add(term)
+        for term in terms:
+            df[term] = df.get(term, 0) + 1
     return df
 
 
 def name_document_frequencies(chunks: Iterable[Chunk]) -> dict[str, int]:
     """Count the chunks whose text writes each proper name (see ``proper_names``)."""
-    df: dict[str, int] = {}
-    for chunk in chunks:
-        for k in {k for _, k in proper_names(chunk.text)}:
-            df[k] = df.get(k, 0) + 1
-    return df
+    counts = CorpusCounts()
+    counts.add(chunk.text for chunk in chunks)
+    return dict(counts.names)
 
 
 def corpus_tables(chunks: Sequence[Chunk]) -> dict[str, Any]:
-    """Corpus statistics the offline reasoner needs, computed once at index time.
+    """Corpus statistics the offline reasoner needs, counted from the chunks.
 
     Word document frequencies (for IDF weights) and proper-name document
     frequencies (for :meth:`CorpusKnowledge.distinctive_name`). Names named in at
@@ -114,14 +117,15 @@ def corpus_tables(chunks: Sequence[Chunk]) -> dict[str, Any]:
 def index_tables(index: SearchIndex) -> dict[str, Any]:
     """Return the :func:`corpus_tables` of an index: stored, cached, or counted now.
 
-    In order: the tables cached in the index's derived cache for this very build,
+    In order: the counts the index stored at build time (its ``statistics()``, read
+    on demand: nothing is counted); the tables cached in the index's derived cache for this very build,
     code and lexicon; the tables an index of an earlier version was built with
     (:data:`TABLES_FILE`); or else the tables counted from the index's chunks (one
     pass over the corpus), which are then cached for the next process (best
     effort: an index directory that cannot be written is no error).
     """
     lexicon = lexicon_of(index)
-    tables = _cached_tables(index) or _stored_tables(index)
+    tables = _built_tables(index) or _cached_tables(index) or _stored_tables(index)
     if tables is None:
         with use_lexicon(lexicon):  # the index's words, stems and names
             tables = corpus_tables(list(index.iter_chunks()))
@@ -131,6 +135,46 @@ def index_tables(index: SearchIndex) -> dict[str, Any]:
             {"code": _code_fingerprint(), "lexicon": lexicon.fingerprint, "tables": tables},
         )
     return tables
+
+
+def _built_tables(index: SearchIndex) -> dict[str, Any] | None:
+    """Return the counts the index keeps (read on demand from it), or None.
+
+    An index may offer ``statistics()`` (:meth:`sealgraph.index.Index.statistics`:
+    proper-name counts made at build time with the index's lexicon, kept current by
+    adds and removals) and ``document_frequency(term)`` (BM25's own counts of the
+    same stemmed words).
+    """
+    read = getattr(index, "statistics", None)
+    stats = read() if callable(read) else None
+    frequency = getattr(index, "document_frequency", None)
+    if stats is None or stats.n_chunks != index.n_chunks or not callable(frequency):
+        return None
+    return {
+        "version": TABLES_VERSION,
+        "n_chunks": stats.n_chunks,
+        "term_df": _Frequencies(frequency),
+        "name_df": stats.names,
+    }
+
+
+class _Frequencies:
+    """Word frequencies read from an index's lexical part on demand, remembered."""
+
+    def __init__(self, frequency: Any) -> None:
+        self._frequency = frequency
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, term: str, default: int = 0) -> int:
+        found = self._seen.get(term)
+        if found is None:
+            found = int(self._frequency(term))
+            with self._lock:
+                if len(self._seen) > 500_000:
+                    self._seen.clear()
+                self._seen[term] = found
+        return found or default
 
 
 def _cached_tables(index: SearchIndex) -> dict[str, Any] | None:
@@ -191,32 +235,21 @@ def _refuse_constant(token: str) -> Any:
 
 def fingerprint_sources() -> list[Path]:
     """Return the source files whose code decides what the corpus tables count."""
-    root = Path(__file__).resolve().parent.parent
-    return [
-        root / "text" / "names.py",
-        root / "text" / "normalize.py",
-        root / "ledger" / "extract.py",
-        Path(__file__).resolve(),
-        *sorted((root / "text" / "lexicon").rglob("*.py")),
-    ]
+    return [*statistics_sources(), Path(__file__).resolve()]
 
 
 @functools.cache
 def _code_fingerprint() -> str:
-    """Digest of the source of the code the tables are counted with.
+    """Digest of the code the tables are counted with (this module's included).
 
     The words, stems and proper names a table counts are what this sealgraph's
-    text, lexicon and extraction code make of the chunks; cached tables counted by
+    text, lexicon and statistics code make of the chunks; cached tables counted by
     other code are recounted rather than trusted (a version number is easily
     forgotten). Unreadable sources (a zipped install) count as empty.
     """
-    root = Path(__file__).resolve().parent.parent
-    sources = fingerprint_sources()
-    digest = hashlib.sha256(str(TABLES_VERSION).encode())
-    for path in sources:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        with contextlib.suppress(OSError):
-            digest.update(path.read_bytes())
+    digest = hashlib.sha256(f"{TABLES_VERSION}:{statistics_fingerprint()}".encode())
+    with contextlib.suppress(OSError):
+        digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()
 
 
@@ -244,15 +277,12 @@ class CorpusKnowledge:
     def _read_names(self, index: SearchIndex) -> None:
         titles = list(index.titles())
         self.doc_titles: dict[str, str] = dict(titles)
-        headings = []
-        for chunk_id, heading in index.headings():
-            headings.append((index.get_chunk(chunk_id).doc_id, heading))
         aliases = []
-        for doc_id, title in titles:
-            first = index.doc_chunks(doc_id)[:1]
-            if first:
-                aliases.extend((doc_id, a) for a in declared_aliases(title, first[0].text))
-        self.gazetteer = Gazetteer(titles, headings, aliases)
+        for doc_id, first_text in _first_chunk_texts(index):
+            aliases.extend(
+                (doc_id, a) for a in declared_aliases(self.doc_titles[doc_id], first_text)
+            )
+        self.gazetteer = Gazetteer(titles, _document_headings(index), aliases)
 
     def tables(self) -> dict[str, Any]:
         """Return the corpus tables (:func:`index_tables`), obtained once per instance.
@@ -348,3 +378,24 @@ class CorpusKnowledge:
                 cos = np.clip(vecs @ qv, 0.0, 1.0)
                 rel = 0.5 * rel + 0.5 * cos
         return {c: float(round(r, 6)) for c, r in zip(ids, rel, strict=True)}
+
+
+def _document_headings(index: SearchIndex) -> list[tuple[str, str]]:
+    """``(doc_id, heading)`` of the chunks with one: in one query where the index can."""
+    bulk = getattr(index, "document_headings", None)
+    if callable(bulk):
+        return list(bulk())
+    return [(index.get_chunk(chunk_id).doc_id, heading) for chunk_id, heading in index.headings()]
+
+
+def _first_chunk_texts(index: SearchIndex) -> list[tuple[str, str]]:
+    """``(doc_id, first chunk's text)`` of each document: in one query where the index can."""
+    bulk = getattr(index, "first_chunk_texts", None)
+    if callable(bulk):
+        return list(bulk())
+    out = []
+    for doc_id, _title in index.titles():
+        first = index.doc_chunks(doc_id)[:1]
+        if first:
+            out.append((doc_id, first[0].text))
+    return out

@@ -30,10 +30,10 @@ from sealgraph.ledger._clauses import (
     scope_clauses,
 )
 from sealgraph.ledger._hops import MAX_HOPS, question_hops
-from sealgraph.ledger.gazetteer import Gazetteer, Mention, tokenize_with_offsets
+from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.model import ANSWER_TYPES, STRUCTURES, NeedEntity, QuestionNeeds
 from sealgraph.text.lexicon import active, content_words
-from sealgraph.text.names import normalize_name, years_in
+from sealgraph.text.names import normalize_name, tokenize_with_offsets, years_in
 
 __all__ = [
     "ANSWER_TYPES",

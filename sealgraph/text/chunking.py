@@ -506,3 +506,12 @@ def _make_chunk(
         n_tokens=counter.count(chunk_text),
         sentences=tuple((a - start, b - start) for a, b in group),
     )
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """Return the text both retrievers index: title, section headings, then chunk text.
+
+    Headings equal to the title (a Markdown H1) are not repeated.
+    """
+    headings = [h for h in chunk.section if h != chunk.title]
+    return "\n".join([chunk.title, *headings, chunk.text])

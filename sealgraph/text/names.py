@@ -24,8 +24,11 @@ __all__ = [
     "fold",
     "lexical_overlap",
     "normalize_name",
+    "proper_names",
     "stem",
     "stemmed_terms",
+    "token_key",
+    "tokenize_with_offsets",
     "words",
 ]
 
@@ -71,3 +74,85 @@ YEAR_RE = re.compile(r"\b(1\d{3}|20\d{2})\b")
 def years_in(text: str) -> frozenset[str]:
     """Return the four-digit years written in ``text``."""
     return frozenset(YEAR_RE.findall(text))
+
+
+def token_key(token: str) -> str:
+    """Normalise one word token the way :func:`normalize_name` normalises a name."""
+    t = fold(token)
+    for suffix in active().possessive_suffixes:
+        if t.endswith(suffix):
+            t = t[: -len(suffix)]
+            break
+    return t.replace("’", "'")
+
+
+def tokenize_with_offsets(text: str) -> list[tuple[str, int, int, bool]]:
+    """Return ``(key, start, end, capitalized)`` for every word of ``text``."""
+    out = []
+    for m in WORD_RE.finditer(text):
+        tok = m.group(0)
+        out.append((token_key(tok), m.start(), m.end(), tok[:1].isupper()))
+    return out
+
+
+def proper_names(text: str) -> list[tuple[int, str]]:
+    """Return ``(start, key)`` of every capitalised run of two or more words.
+
+    Words must be separated by spaces only (a comma or bracket ends a name), and
+    lower-case connectors may join capitalised words. Leading words that open a
+    sentence or clause ("The", "In", "His") are not part of the name.
+    """
+    lex = active()
+    openers, connectors, conjunctions = (
+        lex.name_openers,
+        lex.proper_name_connectors,
+        lex.name_conjunctions,
+    )
+    out: list[tuple[int, str]] = []
+    run: list[tuple[str, int, int, bool]] = []
+
+    def emit(part: list[tuple[str, int, int, bool]]) -> None:
+        key = normalize_name(text[part[0][1] : part[-1][2]])
+        if key and len(key.split()) >= 2:
+            out.append((part[0][1], key))
+
+    def close() -> None:
+        while run and not run[-1][3]:
+            run.pop()  # a connector cannot end a name
+        while run and run[0][0] in openers:
+            run.pop(0)  # "In", "The", "His" open a sentence, not a name
+        if sum(1 for t in run if t[3]) >= 2:
+            # "Ada Brightwater and Tomas Greyhill" is two names; "Salt and Iron" one.
+            parts: list[list[tuple[str, int, int, bool]]] = [[]]
+            for t in run:
+                if t[0] in conjunctions and not t[3]:
+                    parts.append([])
+                else:
+                    parts[-1].append(t)
+            if len(parts) > 1 and all(sum(1 for t in p if t[3]) >= 2 for p in parts):
+                for p in parts:
+                    emit(p)
+            else:
+                emit(run)
+        run.clear()
+
+    # tokenize_with_offsets inlined, each word's key made only where it is read: a
+    # lower-case word outside a run closes nothing and starts nothing, and most words
+    # are such (this runs over every chunk when an index counts its names).
+    for m in WORD_RE.finditer(text):
+        word = m.group(0)
+        cap = word[:1].isupper()
+        if not cap and not run:
+            continue
+        start = m.start()
+        joined = bool(run) and text[run[-1][2] : start] == " "
+        if cap:
+            if run and not joined:
+                close()
+            run.append((token_key(word), start, m.end(), True))
+        elif joined and (key := token_key(word)) in connectors:
+            run.append((key, start, m.end(), False))
+        else:
+            close()
+    close()
+    return out

@@ -116,3 +116,26 @@ def test_index_adds_to_an_existing_index_and_replace_flag_replaces(tmp_path, tin
         and "indexed 1 documents" in out
         and "(0 added, 1 updated, 0 kept, 5 removed)" in out
     )
+
+
+def test_verify_checks_every_byte_and_names_a_damaged_file(tmp_path, tiny_docs_dir, capsys):
+    index = tmp_path / "idx"
+    assert main(["index", str(tiny_docs_dir), "--index", str(index), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["index", "--verify", "--index", str(index)]) == 0
+    assert "is intact" in capsys.readouterr().out
+    # A flipped byte keeps the file's size; in the middle of a large file it keeps its
+    # quick digest too (the ends), which opening checks. --verify reads every byte.
+    postings = next((index / "lexical").glob("seg-*/rows.npy"))
+    data = bytearray(postings.read_bytes())
+    middle = len(data) // 2
+    data[middle] ^= 0xFF
+    postings.write_bytes(bytes(data))
+    assert main(["index", "--verify", "--index", str(index)]) != 0
+    err = capsys.readouterr().err
+    assert "rows.npy" in err and "Traceback" not in err
+
+
+def test_verify_takes_no_paths(tmp_path, tiny_docs_dir, capsys):
+    assert main(["index", str(tiny_docs_dir), "--verify", "--index", str(tmp_path / "i")]) != 0
+    assert "--verify checks an index" in capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""Corpus tables (word and name frequencies): the reasoner counts them from an index's
-chunks once and caches them in the index's derived cache; older indexes' stored
-tables are still read."""
+"""Corpus tables (word and name frequencies): read from the counts an index keeps; for an
+index without current counts, the reasoner counts them from its chunks once and caches
+them in the index's derived cache; older indexes' stored tables are still read."""
 
 from __future__ import annotations
 
@@ -47,10 +47,29 @@ def test_tables_count_words_per_chunk_and_keep_only_frequent_names():
 
 @pytest.fixture
 def fresh_index(tiny_index, tmp_path):
-    """A copy of the tiny index without derived caches (tests here write them)."""
+    """A copy of the tiny index without derived caches (tests here write them) and
+    without build-time counts, as an index counted by other code is read."""
     copy = tmp_path / "index"
     shutil.copytree(tiny_index.path, copy, ignore=shutil.ignore_patterns(DERIVED_DIR))
+    manifest = json.loads((copy / MANIFEST_FILE).read_text(encoding="utf-8"))
+    manifest["statistics"]["code"] = "counted by other code"
+    write_manifest(copy, manifest)
     return copy
+
+
+def test_an_index_with_current_counts_is_read_not_counted(tiny_index, tmp_path, monkeypatch):
+    copy = tmp_path / "index"
+    shutil.copytree(tiny_index.path, copy, ignore=shutil.ignore_patterns(DERIVED_DIR))
+    index = load_index(copy)
+    scans = counting_scans(monkeypatch, index)
+    kn = CorpusKnowledge(index)
+    expected = reference_idf(load_index(copy))
+    assert {t: kn.idf(t) for t in expected} == expected
+    reference = name_document_frequencies(load_index(copy).iter_chunks())
+    for name, count in reference.items():
+        assert kn.distinctive_name(name) == (count <= 5)
+    assert scans == []  # no pass over the chunks
+    assert not (copy / DERIVED_DIR / TABLES_CACHE).exists()
 
 
 def counting_scans(monkeypatch, index) -> list[int]:
@@ -182,7 +201,8 @@ def test_a_cache_of_a_rebuilt_index_is_not_used(fresh_index, tmp_path, monkeypat
     new = load_index(fresh_index)
     scans = counting_scans(monkeypatch, new)
     assert CorpusKnowledge(new).tables()["n_chunks"] == new.n_chunks == 1
-    assert len(scans) == 1
+    assert scans == []  # the rebuild counted them: nothing of the old build is read
+    assert CorpusKnowledge(new).idf(stem("xenia")) == math.log(1.0 + 1 / 2)
 
 
 def test_a_read_only_index_still_answers(fresh_index, monkeypatch):
@@ -208,6 +228,7 @@ def legacy_index(source, target):
     (target / TABLES_FILE).write_text(json.dumps(tables, sort_keys=True), encoding="utf-8")
     manifest = json.loads((target / MANIFEST_FILE).read_text(encoding="utf-8"))
     manifest["files"][TABLES_FILE] = file_sha256(target / TABLES_FILE)
+    del manifest["statistics"]  # earlier versions kept no counts in the docstore
     write_manifest(target, manifest)
     return target
 

@@ -1,0 +1,244 @@
+"""The corpus's proper-name frequencies, counted at build time and kept in the docstore.
+
+A table of the docstore, ``name_df`` (key, chunk count), holds the full counts of
+:class:`sealgraph.text.statistics.CorpusCounts`; the manifest's
+``statistics`` entry says which code and lexicon counted them. A build that adds
+to or removes from an index whose tables are current updates them by the chunks
+that came and went (:func:`counts_after`) instead of recounting the corpus; any
+other build counts them from its chunks. Readers get a :class:`CorpusStatistics`
+whose lookups are SQL queries with a bounded cache: nothing is loaded at open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from sealgraph.text.lexicon import Lexicon
+from sealgraph.text.statistics import STATISTICS_VERSION, CorpusCounts, statistics_fingerprint
+from sealgraph.types import Chunk
+
+__all__ = [
+    "CorpusStatistics",
+    "DocumentFrequencies",
+    "counts_after",
+    "statistics_entry",
+    "write_counts",
+]
+
+TABLES = {"names": "name_df"}
+"""The docstore table of each kind of count."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS name_df ("key" TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+"""
+_BATCH = 500  # hashes per SQL lookup of the chunks that left
+
+
+def statistics_entry(lex: Lexicon, n_chunks: int) -> dict[str, Any]:
+    """Return the manifest's ``statistics`` entry for tables counted now with ``lex``."""
+    return {
+        "version": STATISTICS_VERSION,
+        "code": statistics_fingerprint(),
+        "lexicon": lex.fingerprint,
+        "n_chunks": n_chunks,
+    }
+
+
+def is_current(entry: object, lex: Lexicon) -> bool:
+    """Tell whether a manifest's ``statistics`` entry was counted by this code and ``lex``."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("version") == STATISTICS_VERSION
+        and entry.get("code") == statistics_fingerprint()
+        and entry.get("lexicon") == lex.fingerprint
+    )
+
+
+def write_counts(conn: sqlite3.Connection, counts: CorpusCounts) -> None:
+    """Write ``counts`` into the (new) docstore of ``conn``, keys in sorted order."""
+    conn.executescript(_SCHEMA)
+    with conn:
+        for kind, table in TABLES.items():
+            values: Counter[str] = getattr(counts, kind)
+            conn.executemany(
+                f'INSERT INTO {table} ("key", n) VALUES (?, ?)',
+                ((key, values[key]) for key in sorted(values) if values[key] > 0),
+            )
+
+
+def counts_after(
+    chunks: Sequence[Chunk],
+    hashes: Sequence[str],
+    previous: Path | None,
+    previous_entry: object,
+    lex: Lexicon,
+) -> CorpusCounts:
+    """Return the counts of ``chunks``, updated from the previous docstore when it can be.
+
+    ``previous`` is the docstore of the index being replaced (None for a new one)
+    and ``previous_entry`` its manifest's ``statistics`` entry. When that docstore
+    holds tables counted by this code and lexicon, the chunks that left (by content
+    hash, with multiplicity) are subtracted and the chunks that came are added;
+    otherwise every chunk is counted. Either way the result is the same counts.
+    """
+    counts = _stored_counts(previous) if previous and is_current(previous_entry, lex) else None
+    if counts is None:
+        counts = CorpusCounts()
+        counts.add(c.text for c in chunks)
+        return counts
+    old = Counter(_stored_hashes(previous))
+    new = Counter(hashes)
+    gone, came = old - new, new - old
+    counts.subtract(_stored_chunks(previous, gone))
+    wanted = Counter(came)
+    added = []
+    for chunk, digest in zip(chunks, hashes, strict=True):
+        if wanted[digest] > 0:
+            wanted[digest] -= 1
+            added.append(chunk.text)
+    counts.add(added)
+    return counts
+
+
+def _stored_counts(docstore: Path) -> CorpusCounts | None:
+    """Read the full counts of a docstore, or None when it has none (an older index)."""
+    try:
+        conn = _readonly(docstore)
+    except sqlite3.Error:
+        return None
+    try:
+        counts = CorpusCounts()
+        for kind, table in TABLES.items():
+            values: Counter[str] = getattr(counts, kind)
+            values.update(dict(conn.execute(f'SELECT "key", n FROM {table}')))
+        (counts.n_chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+        return counts
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _stored_hashes(docstore: Path) -> Iterator[str]:
+    conn = _readonly(docstore)
+    try:
+        yield from (h for (h,) in conn.execute("SELECT hash FROM chunks"))
+    finally:
+        conn.close()
+
+
+def _stored_chunks(docstore: Path, wanted: Counter[str]) -> list[str]:
+    """Texts of stored chunks with the given hashes, each as often as counted."""
+    keys = sorted(wanted)
+    out: list[str] = []
+    conn = _readonly(docstore)
+    try:
+        for i in range(0, len(keys), _BATCH):
+            batch = keys[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = conn.execute(
+                f'SELECT hash, text FROM chunks WHERE hash IN ({marks}) ORDER BY "row"',
+                batch,
+            )
+            left = Counter({k: wanted[k] for k in batch})
+            for digest, text in rows:
+                if left[digest] > 0:
+                    left[digest] -= 1
+                    out.append(text)
+    finally:
+        conn.close()
+    return out
+
+
+def _readonly(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+class DocumentFrequencies:
+    """One table of counts, read by key from the docstore (a bounded cache in front).
+
+    Behaves as a read-only mapping for :meth:`get` and ``in``; it is not iterated
+    (the table may hold millions of keys).
+    """
+
+    def __init__(self, docstore: Path, table: str, cache_size: int = 200_000) -> None:
+        if table not in TABLES.values():
+            raise ValueError(f"unknown statistics table {table!r}")
+        self._docstore = docstore
+        self._table = table
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache_size = cache_size
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = _readonly(self._docstore)
+        return conn
+
+    def get(self, key: str, default: int = 0) -> int:
+        """Chunks counted for ``key``; ``default`` when none."""
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+        if hit is None:
+            row = (
+                self._conn()
+                .execute(f'SELECT n FROM {self._table} WHERE "key" = ?', (key,))
+                .fetchone()
+            )
+            hit = int(row[0]) if row else 0
+            with self._lock:
+                self._cache[key] = hit
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return hit if hit else default
+
+    def many(self, keys: Iterable[str]) -> dict[str, int]:
+        """Return the counts of several keys at once (0 for a key with none)."""
+        return {key: self.get(key) for key in keys}
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) > 0
+
+    def __getitem__(self, key: str) -> int:
+        value = self.get(key)
+        if not value:
+            raise KeyError(key)
+        return value
+
+
+class CorpusStatistics:
+    """The counts an index was built with: how many chunks write each proper name.
+
+    Attributes are documented at :class:`sealgraph.text.statistics.CorpusCounts`;
+    here ``names`` is a :class:`DocumentFrequencies` read on demand.
+    """
+
+    def __init__(self, docstore: Path, entry: dict[str, Any]) -> None:
+        self.n_chunks: int = int(entry["n_chunks"])
+        """Chunks counted."""
+        self.lexicon: str = str(entry["lexicon"])
+        """Fingerprint of the lexicon they were counted with."""
+        self.code: str = str(entry["code"])
+        """Fingerprint of the code that counted them."""
+        self.names = DocumentFrequencies(docstore, TABLES["names"])
+        """Proper-name key -> chunks writing it."""
+
+    def is_current(self, lex: Lexicon) -> bool:
+        """Tell whether this code with ``lex`` would count the same tables."""
+        return is_current(
+            {
+                "version": STATISTICS_VERSION,
+                "code": self.code,
+                "lexicon": self.lexicon,
+            },
+            lex,
+        )
