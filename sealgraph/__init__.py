@@ -38,7 +38,7 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     # Lazy imports keep `import sealgraph` (and the CLI's --help) fast: torch,
-    # faiss and langgraph are only loaded when they are used.
+    # langgraph is only loaded when it is used.
     if name in _LAZY:
         import importlib
 

@@ -10,8 +10,8 @@ An index directory holds::
                        counts, source files, SHA-256 of every other file
     docstore.sqlite    documents and chunks (chunk row = position in the indexes)
     lexical/           BM25 segments (memory-mapped .npy without pickle, sorted terms)
-    dense.faiss        FAISS IndexFlatIP over unit vectors (only with an embedder)
-    vectors.npy        the same vectors as float32
+    vectors.npy        unit vectors as float32, one row per chunk row (only with an
+                       embedder), memory-mapped and searched exactly
     derived/           caches users of the index compute from it (written after the
                        build, not in the manifest; see :mod:`sealgraph.index.derived`)
 
@@ -410,7 +410,7 @@ def load_index(
         problems.append("the docstore does not match the manifest counts")
     if lexical.n_docs != n_chunks:
         problems.append("the lexical index does not match the docstore")
-    if dense is not None and (dense.n_vectors != n_chunks or dense.dim != info.get("dim")):
+    if dense is not None and (dense.n_vectors != lexical.n_rows or dense.dim != info.get("dim")):
         problems.append("the dense index does not match the docstore")
     if problems:
         raise IndexCorruptError(
@@ -684,7 +684,7 @@ class Index:
         vector = self.embed_query(query)
         if vector is None or self._dense is None:
             return []
-        return self._hits(self._dense.search(vector, k), "dense")
+        return self._hits(self._dense.search(vector, k, self._lexical.live), "dense")
 
     def search_hybrid(
         self, query: str, k: int, retrieval: RetrievalConfig | None = None
@@ -702,7 +702,7 @@ class Index:
         if vector is None or self._dense is None:
             return self.search_lexical(query, k)
         depth = max(retrieval.pool, k)
-        rankings = [[row for row, _ in self._dense.search(vector, depth)]]
+        rankings = [[row for row, _ in self._dense.search(vector, depth, self._lexical.live)]]
         weights = [retrieval.dense_weight]
         if retrieval.lexical_weight > 0:
             rankings.append([row for row, _ in self._lexical.search(query, depth)])

@@ -19,8 +19,8 @@ here.
 
 from __future__ import annotations
 
-import hashlib
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -29,7 +29,8 @@ from typing import Any, TypeVar
 
 # DiskFullError is re-exported: what a build's failed write becomes, looked up here.
 from sealgraph.errors import DiskFullError as DiskFullError
-from sealgraph.errors import EmbedderMismatchError, InputError
+from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
+from sealgraph.index._append import can_append, plan_append, write_append
 from sealgraph.index._dense import DenseIndex, PartialEmbeddings
 from sealgraph.index._documents import (
     Scope,
@@ -49,13 +50,14 @@ from sealgraph.index._manifest import (
     fsync_tree,
     old_format_message,
     quick_tree,
+    verify_files,
     write_manifest,
 )
 from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
-from sealgraph.index._staging import build_bytes, staging
+from sealgraph.index._staging import build_bytes, staging, tree_bytes
 from sealgraph.index._statistics import counts_after, statistics_entry
-from sealgraph.index._store import DOCSTORE_FILE, write_docstore
+from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, content_hash, write_docstore
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -75,11 +77,6 @@ DEFAULT_MAX_CHUNK_TOKENS = 256
 DEFAULT_ENCODING = "o200k_base"
 """Tiktoken encoding of a new index when none is given."""
 _T = TypeVar("_T")
-
-
-def content_hash(text: str) -> str:
-    """SHA-256 of an indexed text: equal hashes mean a stored vector can be reused."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def build_index_dir(
@@ -130,6 +127,10 @@ def build_index_dir(
         if existing is not None and not replace:
             _check_format(index_dir, existing)
         _check_embedder(index_dir, existing, plan.embedder, force=force)
+        if not (replace or prune) and can_append(existing, _append_settings(plan)):
+            assert existing is not None  # can_append says so
+            _append_build(index_dir, existing, plan, report, warn)
+            return finish(index_dir, plan.embedder)
         documents, files, doc_counts, stale = merge_documents(
             index_dir,
             existing,
@@ -187,6 +188,83 @@ def build_index_dir(
             swap_into_place(tmp, index_dir, existing, warn)
         discard_partials(index_dir, dense.partial, set(hashes), warn)
         return finish(index_dir, plan.embedder)
+
+
+def _append_settings(plan: _BuildPlan) -> dict[str, Any]:
+    return {
+        "max_tokens": plan.max_chunk_tokens,
+        "encoding": plan.encoding_name,
+        "lexicon": plan.spec,
+        "lex": plan.lex,
+        "embedder": plan.embedder.name if plan.embedder is not None else None,
+    }
+
+
+def _append_build(
+    index_dir: Path,
+    existing: dict[str, Any],
+    plan: _BuildPlan,
+    report: ProgressFn,
+    warn: WarnFn,
+) -> None:
+    """Add the plan's documents to the index row by row (:mod:`sealgraph.index._append`)."""
+    docstore = index_dir / DOCSTORE_FILE
+    try:
+        verify_files(index_dir, existing, (DOCSTORE_FILE,))
+        added = plan_append(
+            docstore,
+            plan.given,
+            plan.given_files,
+            lambda doc: chunk_document(doc, plan.counter, plan.max_chunk_tokens),
+        )
+        stale = _stale_documents(docstore, plan)
+    except (IndexCorruptError, OSError, ValueError, sqlite3.DatabaseError) as exc:
+        raise IndexCorruptError(
+            f"cannot add to the index at {index_dir}: its documents cannot be read back "
+            f"({exc}); rebuild it from all of its files with --replace (replace=True)"
+        ) from None
+    if stale:
+        warn(stale_message(stale, _stored_files(docstore), plan.scope))
+    with staging(index_dir, lambda: tree_bytes(index_dir)) as tmp:
+        manifest = write_append(
+            tmp,
+            index_dir,
+            existing,
+            added,
+            plan.given_files,
+            lex=plan.lex,
+            name_key=name_key(plan.lex),
+            embedder=plan.embedder,
+            report=report,
+            warn=warn,
+        )
+        manifest["sources"] = merge_sources(existing, plan.sources, replace=False)
+        manifest["sealgraph_version"] = sealgraph_version()
+        write_manifest(tmp, manifest)
+        fsync_tree(tmp)
+        swap_into_place(tmp, index_dir, existing, warn)
+    if added.partial is not None:
+        discard_partials(index_dir, added.partial, set(added.hashes), warn)
+
+
+def _stored_files(docstore: Path) -> dict[str, str]:
+    conn = sqlite3.connect(f"{docstore.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT doc_id, path FROM document_files"))
+    finally:
+        conn.close()
+
+
+def _stale_documents(docstore: Path, plan: _BuildPlan) -> list[DocumentRow]:
+    """Return the stored documents not given again whose file in the scope is gone."""
+    if plan.scope is None:
+        return []
+    given = {doc.doc_id for doc in plan.given}
+    return [
+        DocumentRow(doc_id, "", "")
+        for doc_id, path in sorted(_stored_files(docstore).items())
+        if doc_id not in given and plan.scope.gone(path)
+    ]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
-"""Dense vectors: a FAISS inner-product index over unit vectors, plus the raw array.
+"""Dense vectors: unit vectors in one ``.npy`` file, memory-mapped and searched exactly.
 
-The vectors are L2-normalised, so inner product is cosine similarity. FAISS
-writes its own binary format (no pickle); the raw float32 vectors are kept as
-``.npy`` (``allow_pickle=False``) so chunks can be compared without FAISS.
+The vectors are L2-normalised, so inner product is cosine similarity. They are
+kept as float32 ``.npy`` (``allow_pickle=False``); indexes of earlier builds also
+held a FAISS copy (``dense.faiss``), which is no longer written or read.
 
 While a build embeds, every finished batch is also kept beside the index in
 ``.NAME.partial-KEY/`` (:class:`PartialEmbeddings`; KEY names the embedder), so a
@@ -25,8 +25,9 @@ import numpy as np
 from sealgraph.index._manifest import file_sha256, fsync_path
 
 FAISS_FILE = "dense.faiss"
+"""The FAISS copy of the vectors earlier builds wrote (a build may replace it)."""
 VECTORS_FILE = "vectors.npy"
-DENSE_FILES = (FAISS_FILE, VECTORS_FILE)
+DENSE_FILES = (VECTORS_FILE,)
 
 PARTIAL_FORMAT = "sealgraph-partial-embeddings"
 PARTIAL_VERSION = 1
@@ -37,58 +38,74 @@ _CONTENT_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 class DenseIndex:
-    """Unit vectors addressed by row (0..n-1), searchable by inner product."""
+    """Unit vectors addressed by row, searched exactly by inner product.
 
-    def __init__(self, vectors: np.ndarray, faiss_index=None) -> None:
-        import faiss
+    The vectors are memory-mapped from ``vectors.npy``: opening reads nothing, a
+    search reads them in blocks (page cache), and the process holds no copy. Rows
+    the lexical index marks deleted are skipped by the caller's ``live`` mask.
+    """
 
+    def __init__(self, vectors: np.ndarray) -> None:
         self.dim = int(vectors.shape[1])
-        if faiss_index is None:
-            faiss_index = faiss.IndexFlatIP(self.dim)
-            faiss_index.add(vectors)
-        self._faiss = faiss_index
         self.vectors = vectors
-        self.vectors.setflags(write=False)
+        if vectors.flags.writeable:
+            self.vectors.setflags(write=False)
 
     @property
     def n_vectors(self) -> int:
-        """Number of stored vectors."""
-        return int(self._faiss.ntotal)
+        """Number of stored vectors (deleted rows included)."""
+        return int(self.vectors.shape[0])
 
     def save(self, directory: Path) -> None:
-        """Write ``dense.faiss`` and ``vectors.npy`` into ``directory``."""
-        import faiss
-
-        faiss.write_index(self._faiss, str(directory / FAISS_FILE))
+        """Write ``vectors.npy`` into ``directory``."""
         with open(directory / VECTORS_FILE, "wb") as f:
-            np.save(f, self.vectors, allow_pickle=False)
+            np.save(f, np.ascontiguousarray(self.vectors, dtype=np.float32), allow_pickle=False)
 
     @classmethod
     def load(cls, directory: Path) -> DenseIndex:
-        """Read the files written by :meth:`save`."""
-        import faiss
-
-        vectors = np.load(directory / VECTORS_FILE, allow_pickle=False)
-        faiss_index = faiss.read_index(str(directory / FAISS_FILE))
+        """Memory-map the vectors written by :meth:`save`."""
+        vectors = np.load(directory / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
         if vectors.dtype != np.float32 or vectors.ndim != 2:
             raise ValueError(
                 f"{VECTORS_FILE} holds {vectors.dtype} {vectors.shape}, not float32 rows"
             )
-        if faiss_index.ntotal != vectors.shape[0] or faiss_index.d != vectors.shape[1]:
-            raise ValueError(f"{FAISS_FILE} and {VECTORS_FILE} disagree on the vectors")
-        return cls(vectors, faiss_index)
+        return cls(vectors)
 
-    def search(self, query_vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` rows by inner product, best first, ties broken by row."""
+    def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        """Inner product of the query with every row (float32), computed block by block."""
+        query = np.ascontiguousarray(query_vector, dtype=np.float32).reshape(-1)
+        out = np.empty(self.n_vectors, dtype=np.float32)
+        for start in range(0, self.n_vectors, _BLOCK_ROWS):
+            block = self.vectors[start : start + _BLOCK_ROWS]
+            out[start : start + len(block)] = block @ query
+        return out
+
+    def search(
+        self, query_vector: np.ndarray, k: int, live: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` rows by inner product, best first, ties broken by row.
+
+        ``live`` (a boolean mask over the rows) leaves out deleted rows.
+        """
         if k <= 0 or self.n_vectors == 0:
             return []
-        # Fetch a few extra so that ties at the cut are decided by row, not by FAISS.
-        depth = min(self.n_vectors, k + 8)
-        query = np.ascontiguousarray(query_vector, dtype=np.float32).reshape(1, -1)
-        scores, rows = self._faiss.search(query, depth)
-        found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
-        found.sort(key=lambda item: (-item[1], item[0]))
-        return found[:k]
+        scores = self.scores(query_vector)
+        if live is not None:
+            scores[~live[: self.n_vectors]] = -np.inf
+        return top_rows(scores, k)
+
+
+_BLOCK_ROWS = 65_536  # rows scored at a time: bounded memory, same sums at any size
+
+
+def top_rows(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Rows of the ``k`` highest finite scores, by score descending then row ascending."""
+    finite = np.flatnonzero(np.isfinite(scores))
+    if finite.size > k:
+        cut = np.partition(scores[finite], finite.size - k)[finite.size - k]
+        finite = finite[scores[finite] >= cut]
+    order = sorted(finite.tolist(), key=lambda row: (-float(scores[row]), row))
+    return [(row, float(scores[row])) for row in order[:k]]
 
 
 def partial_dir(index_dir: Path, embedder_name: str) -> Path:

@@ -49,15 +49,16 @@ def reusable_vectors(
     try:
         verify_files(index_dir, manifest, (DOCSTORE_FILE, VECTORS_FILE))
         hashes = read_chunk_hashes(index_dir / DOCSTORE_FILE)
-        vectors = np.load(index_dir / VECTORS_FILE, allow_pickle=False)
-        if vectors.dtype != np.float32 or vectors.shape != (len(hashes), info.get("dim")):
-            raise ValueError(
-                f"{VECTORS_FILE} has shape {vectors.shape}, expected {len(hashes)} rows"
-            )
+        vectors = np.load(index_dir / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+        n_rows = hashes[-1][0] + 1 if hashes else 0
+        if vectors.dtype != np.float32 or vectors.shape[1:] != (info.get("dim"),):
+            raise ValueError(f"{VECTORS_FILE} holds {vectors.dtype} {vectors.shape}")
+        if vectors.shape[0] < n_rows:
+            raise ValueError(f"{VECTORS_FILE} has shape {vectors.shape}, expected {n_rows} rows")
     except (IndexCorruptError, OSError, ValueError, sqlite3.DatabaseError) as exc:
         warn(f"cannot reuse the vectors of {index_dir} ({exc}); embedding every chunk again")
         return {}
-    return {digest: vectors[row] for row, digest in enumerate(hashes)}
+    return {digest: np.asarray(vectors[row]) for row, digest in hashes}
 
 
 def embed_chunks(

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +84,16 @@ class _Tokenizer:
 
 
 def write_lexical(
-    directory: Path, texts: Iterable[str], lex: Lexicon, *, first_row: int = 0
+    directory: Path,
+    texts: Iterable[str],
+    lex: Lexicon,
+    *,
+    first_row: int = 0,
+    first_number: int = 1,
 ) -> list[SegmentInfo]:
     """Write the BM25 segments of ``texts`` (row ``first_row + i`` is the i-th) into ``directory``.
 
+    Segments are numbered from ``first_number`` (an add goes on after the index's).
     Returns the segments' infos, in row order (what the manifest lists).
     """
     folder = directory / LEXICAL_DIR
@@ -98,15 +104,15 @@ def write_lexical(
     for text in texts:
         writer.add(tokenize(text))
         if writer.n_rows >= SEGMENT_ROWS:
-            infos.append(writer.write(folder, _segment_name(infos)))
+            infos.append(writer.write(folder, _segment_name(first_number + len(infos))))
             writer = SegmentWriter(writer.first_row + writer.n_rows)
     if writer.n_rows or not infos:
-        infos.append(writer.write(folder, _segment_name(infos)))
+        infos.append(writer.write(folder, _segment_name(first_number + len(infos))))
     return infos
 
 
-def _segment_name(infos: Sequence[SegmentInfo]) -> str:
-    return f"{SEGMENT_PREFIX}{len(infos) + 1:06d}"
+def _segment_name(number: int) -> str:
+    return f"{SEGMENT_PREFIX}{number:06d}"
 
 
 def segment_files(manifest_lexical: dict[str, Any]) -> list[str]:
@@ -146,6 +152,11 @@ class LexicalIndex:
     def n_docs(self) -> int:
         """Rows that are not deleted."""
         return self._segments.n_live
+
+    @property
+    def live(self) -> np.ndarray | None:
+        """Mask of the rows that are not deleted; None when none is."""
+        return self._segments.live if self._segments.deleted.size else None
 
     @property
     def n_rows(self) -> int:

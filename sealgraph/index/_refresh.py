@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
+
+import numpy as np
 
 from sealgraph.errors import IndexCorruptError
 from sealgraph.index._build import (
@@ -25,9 +27,10 @@ from sealgraph.index._manifest import (
     verify_files,
     write_manifest,
 )
+from sealgraph.index._segments import DELETED_FILE
 from sealgraph.index._staging import staging, tree_bytes
 from sealgraph.index._statistics import is_current, statistics_entry, write_counts
-from sealgraph.index._store import DOCSTORE_FILE, read_docstore
+from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_rows
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import get_lexicon, lexicon_spec
 from sealgraph.text.statistics import CorpusCounts
@@ -75,6 +78,7 @@ def refresh_lexical_dir(
         verify_files(index_dir, manifest, tuple(kept))
         try:
             _, chunks, _ = read_docstore(index_dir / DOCSTORE_FILE)
+            rows = read_rows(index_dir / DOCSTORE_FILE)
         except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
             raise IndexCorruptError(
                 f"damaged index at {index_dir}: {type(exc).__name__}: {exc}"
@@ -87,7 +91,14 @@ def refresh_lexical_dir(
                     os.link(index_dir / name, target)
                 except OSError:
                     shutil.copy2(index_dir / name, target)
-            segments = write_lexical(tmp, (indexed_text(c) for c in chunks), lex)
+            segments = write_lexical(tmp, _row_texts(chunks, rows, manifest), lex)
+            deleted = sorted(set(range(segments[-1].first_row + segments[-1].n_rows)) - set(rows))
+            if deleted:  # an index added to row by row keeps its row space
+                np.save(
+                    tmp / LEXICAL_DIR / DELETED_FILE,
+                    np.asarray(deleted, dtype=np.int64),
+                    allow_pickle=False,
+                )
             if not is_current(manifest.get("statistics"), lex):
                 _recount(tmp / DOCSTORE_FILE, chunks)
                 manifest["statistics"] = statistics_entry(lex, len(chunks))
@@ -116,3 +127,13 @@ def _recount(docstore: Path, chunks: list[Chunk]) -> None:
         write_counts(conn, counts)
     finally:
         conn.close()
+
+
+def _row_texts(chunks: list[Chunk], rows: list[int], manifest: dict) -> Iterator[str]:
+    """Indexed text of every row of the row space; empty for a deleted row."""
+    segments = (manifest.get("lexical") or {}).get("segments") or []
+    n_rows = max([r + 1 for r in rows[-1:]] + [s["first_row"] + s["n_rows"] for s in segments])
+    by_row = dict(zip(rows, chunks, strict=True))
+    for row in range(n_rows):
+        chunk = by_row.get(row)
+        yield indexed_text(chunk) if chunk is not None else ""

@@ -38,7 +38,13 @@ from sealgraph.index._manifest import (
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import staging, tree_bytes
 from sealgraph.index._statistics import counts_after, statistics_entry
-from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_documents, write_docstore
+from sealgraph.index._store import (
+    DOCSTORE_FILE,
+    read_docstore,
+    read_documents,
+    read_rows,
+    write_docstore,
+)
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
 from sealgraph.types import Chunk, Document
@@ -133,11 +139,12 @@ def _read_stored(index_dir: Path, manifest: dict[str, Any]) -> _Stored:
         documents = read_documents(docstore)
         _, chunks, hashes = read_docstore(docstore)
         files = stored_document_files(docstore, manifest, documents)
-        vectors = np.load(index_dir / VECTORS_FILE, allow_pickle=False) if dense else None
-        if vectors is not None and (
-            vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(chunks)
-        ):
-            raise ValueError(f"{VECTORS_FILE} does not hold one float32 row per chunk")
+        vectors = np.load(index_dir / VECTORS_FILE, mmap_mode="r") if dense else None
+        if vectors is not None:
+            rows = read_rows(docstore)  # an index added to row by row has gaps
+            if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) <= max(rows):
+                raise ValueError(f"{VECTORS_FILE} does not hold one float32 row per chunk")
+            vectors = np.ascontiguousarray(vectors[rows])  # one per chunk, in order
     except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(
             f"damaged index at {index_dir}: {type(exc).__name__}: {exc}; rebuild it with "

@@ -11,6 +11,7 @@ name up needs no table built when the index opens.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -104,23 +105,7 @@ def write_docstore(
             )
             conn.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        c.chunk_id,
-                        row,
-                        c.doc_id,
-                        c.title,
-                        _dumps(list(c.section)),
-                        c.order,
-                        c.start,
-                        c.end,
-                        c.text,
-                        c.n_tokens,
-                        _dumps([list(s) for s in c.sentences]),
-                        hashes[row],
-                    )
-                    for row, c in enumerate(chunks)
-                ),
+                chunk_rows(chunks, hashes),
             )
             if files:
                 conn.executemany(
@@ -137,6 +122,27 @@ def write_docstore(
         conn.close()
 
 
+def chunk_rows(
+    chunks: Sequence[Chunk], hashes: Sequence[str], first_row: int = 0
+) -> Iterator[tuple[Any, ...]]:
+    """Yield the ``chunks`` table's rows of ``chunks``; the i-th gets row ``first_row + i``."""
+    for i, c in enumerate(chunks):
+        yield (
+            c.chunk_id,
+            first_row + i,
+            c.doc_id,
+            c.title,
+            _dumps(list(c.section)),
+            c.order,
+            c.start,
+            c.end,
+            c.text,
+            c.n_tokens,
+            _dumps([list(s) for s in c.sentences]),
+            hashes[i],
+        )
+
+
 def name_rows(
     documents: Sequence[Document | DocumentRow],
     chunks: Sequence[Chunk],
@@ -148,11 +154,26 @@ def name_rows(
     that key, documents in order; then (rank 1) every other chunk whose own section
     heading has that key, by row.
     """
+    return name_rows_from(documents, chunks, name_key, 0, 0)
+
+
+def name_rows_from(
+    documents: Sequence[Document | DocumentRow],
+    chunks: Sequence[Chunk],
+    name_key: Callable[[str], str],
+    first_position: int,
+    first_row: int,
+) -> Iterator[tuple[str, int, int, str]]:
+    """Yield :func:`name_rows` of documents added after others.
+
+    Positions and rows go on from ``first_position`` and ``first_row`` (the rows of
+    the chunks).
+    """
     rows_of: dict[str, list[int]] = {}
     for row, chunk in enumerate(chunks):
         rows_of.setdefault(chunk.doc_id, []).append(row)
     titled: dict[str, set[str]] = {}
-    position = 0
+    position = first_position
     for doc in documents:
         key = name_key(doc.title)
         if not key:
@@ -165,14 +186,16 @@ def name_rows(
         if chunk.section:
             key = name_key(chunk.section[-1])
             if key and chunk.chunk_id not in titled.get(key, ()):
-                yield key, 1, row, chunk.chunk_id
+                yield key, 1, first_row + row, chunk.chunk_id
 
 
 def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]]:
     """Return documents (by position), chunks and their content hashes (by row).
 
+    Rows need not be 0..n-1: an index added to row by row has gaps where changed
+    documents' old chunks were (:func:`read_rows` gives the rows).
+
     Raises:
-        ValueError: Rows are not exactly 0..n-1.
         sqlite3.DatabaseError: The file is not a valid docstore.
 
     """
@@ -191,9 +214,7 @@ def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]
             'n_tokens, sentences, hash FROM chunks ORDER BY "row"'
         )
         for record in conn.execute(query):
-            row, digest = record[0], record[-1]
-            if row != len(chunks):
-                raise ValueError(f"chunk rows are not contiguous (row {row} at {len(chunks)})")
+            digest = record[-1]
             chunks.append(chunk_of_record(record[:-1]))
             hashes.append(digest)
         return documents, chunks, hashes
@@ -267,18 +288,30 @@ def read_document_files(path: Path) -> dict[str, str] | None:
         conn.close()
 
 
-def read_chunk_hashes(path: Path) -> list[str]:
-    """Return the content hash of every chunk, by row."""
+def read_chunk_hashes(path: Path) -> list[tuple[int, str]]:
+    """Return ``(row, content hash)`` of every chunk, by row."""
     conn = _connect_readonly(path)
     try:
-        return [h for (h,) in conn.execute('SELECT hash FROM chunks ORDER BY "row"')]
+        return [
+            (int(r), h) for r, h in conn.execute('SELECT "row", hash FROM chunks ORDER BY "row"')
+        ]
     finally:
         conn.close()
+
+
+def read_rows(path: Path) -> list[int]:
+    """Return the row of every chunk, in order (the row space may have gaps)."""
+    return [row for row, _ in read_chunk_hashes(path)]
 
 
 def _connect_readonly(path: Path) -> sqlite3.Connection:
     # immutable=1: never create a journal or take locks (the index may be read-only).
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+
+
+def dumps_json(value: Any) -> str:
+    """Return ``value`` as the docstore writes JSON columns (sorted keys, any value)."""
+    return _dumps(value)
 
 
 def _dumps(value: Any) -> str:
@@ -315,3 +348,8 @@ def chunk_of_record(record: tuple) -> Chunk:
         n_tokens=n_tokens,
         sentences=tuple((a, b) for a, b in json.loads(sentences)),
     )
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of an indexed text: equal hashes mean a stored vector can be reused."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

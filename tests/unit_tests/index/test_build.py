@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+import sealgraph.index._append as append_module
 import sealgraph.index._build as build_module
 import sealgraph.index.embedders as embedders_module
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
@@ -37,7 +38,7 @@ def test_manifest_describes_the_build(tmp_path, tiny_docs_dir, hash_embedder):
     }
     assert len(manifest["sources"]) == 5
     listed = set(manifest["files"])
-    assert {"docstore.sqlite", "dense.faiss", "vectors.npy"} <= listed
+    assert {"docstore.sqlite", "vectors.npy"} <= listed and "dense.faiss" not in listed
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((tmp_path / "idx" / name).read_bytes()).hexdigest() == digest
 
@@ -72,7 +73,7 @@ def test_missing_index_message(tmp_path):
         ("flip_docstore", "docstore.sqlite does not match its checksum"),
         ("delete_lexical", "lexical/seg-000001/rows.npy is missing"),
         ("bad_manifest", "manifest.json is not valid JSON"),
-        ("unlisted", "does not list dense.faiss"),
+        ("unlisted", "does not list vectors.npy"),
         ("version", "format version 99"),
         ("tokenizer", "built with lexical tokenizer old-1"),
         ("counts", "does not match the manifest counts"),
@@ -94,7 +95,7 @@ def test_damaged_index_is_detected(tmp_path, tiny_docs_dir, hash_embedder, damag
     elif damage == "bad_manifest":
         (path / "manifest.json").write_text("{ nope")
     elif damage == "unlisted":
-        del manifest["files"]["dense.faiss"]
+        del manifest["files"]["vectors.npy"]
         (path / "manifest.json").write_text(json.dumps(manifest))
     elif damage == "version":
         manifest["format_version"] = 99
@@ -119,6 +120,7 @@ def test_failed_build_keeps_the_old_index(tmp_path, tiny_docs_dir, monkeypatch):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(build_module, "write_lexical", crash)
+    monkeypatch.setattr(append_module, "write_lexical", crash)  # an add goes row by row
     with pytest.raises(RuntimeError, match="disk on fire"):
         build_index(tiny_docs_dir, path, embedder="none")
     monkeypatch.undo()

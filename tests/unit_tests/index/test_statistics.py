@@ -9,6 +9,7 @@ import sqlite3
 
 import pytest
 
+import sealgraph.index._append as append_module
 import sealgraph.index._statistics as statistics_module
 from sealgraph.index import build_index, load_index, refresh_lexical, remove_documents
 from sealgraph.index._manifest import MANIFEST_FILE, write_manifest
@@ -72,11 +73,18 @@ def added_chunks(monkeypatch):
     return sizes
 
 
-def test_adding_documents_updates_the_counts_by_the_new_chunks_only(tmp_path, added_chunks):
+def test_adding_documents_updates_the_counts_by_the_new_chunks_only(tmp_path, monkeypatch):
     build(DOCS[:3], tmp_path / "idx")
-    added_chunks.clear()
+    read: list[str] = []
+    original = append_module.chunk_names
+
+    def reading(text):
+        read.append(text)
+        return original(text)
+
+    monkeypatch.setattr(append_module, "chunk_names", reading)
     build(DOCS[3:], tmp_path / "idx")
-    assert added_chunks == [1]  # the new document's chunk, not the corpus
+    assert read == [DOCS[3].text]  # the new document's chunk, not the corpus
     build(DOCS, tmp_path / "fresh")
     assert stored(tmp_path / "idx") == stored(tmp_path / "fresh") == counted(tmp_path / "fresh")
 

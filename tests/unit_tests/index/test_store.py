@@ -5,7 +5,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from sealgraph.index._store import read_chunk_hashes, read_docstore, write_docstore
+from sealgraph.index._store import read_chunk_hashes, read_docstore, read_rows, write_docstore
 from sealgraph.types import Chunk, Document
 
 DOCS = [
@@ -35,7 +35,8 @@ def test_round_trip_keeps_every_field_and_order(store):
         ("a.md", "Alpha", "a.md"),
     ]
     assert chunks == CHUNKS
-    assert hashes == HASHES == read_chunk_hashes(store)
+    assert hashes == HASHES == [h for _, h in read_chunk_hashes(store)]
+    assert read_rows(store) == [0, 1, 2]
 
 
 def test_schema_has_rows_metadata_and_doc_order_index(store):
@@ -51,13 +52,16 @@ def test_schema_has_rows_metadata_and_doc_order_index(store):
         conn.close()
 
 
-def test_non_contiguous_rows_are_rejected(store):
+def test_rows_with_gaps_read_back_in_row_order(store):
+    # An index added to row by row leaves gaps where changed documents' chunks were.
     conn = sqlite3.connect(store)
     with conn:
-        conn.execute("UPDATE chunks SET \"row\" = 7 WHERE chunk_id = 'a.md#0'")
+        conn.execute("UPDATE chunks SET \"row\" = 7 WHERE chunk_id = 'b.md#0'")
     conn.close()
-    with pytest.raises(ValueError, match="not contiguous"):
-        read_docstore(store)
+    _, chunks, hashes = read_docstore(store)
+    assert [c.chunk_id for c in chunks] == ["b.md#1", "a.md#0", "b.md#0"]
+    assert read_rows(store) == [1, 2, 7]
+    assert hashes == [HASHES[1], HASHES[2], HASHES[0]]
 
 
 def test_index_files_hold_no_pickles(tiny_index):
