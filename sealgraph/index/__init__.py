@@ -48,6 +48,7 @@ from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexic
 from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
+from sealgraph.index._ivf import IVF_FILES
 from sealgraph.index._lexical import LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
@@ -388,8 +389,11 @@ def load_index(
     info = manifest.get("embedder")
     lexical_entry = manifest.get("lexical") or {}
     required = [DOCSTORE_FILE, *segment_files(lexical_entry)]
+    ann = bool(info) and bool(manifest.get("ann"))
     if info:
         required.extend(DENSE_FILES)
+    if ann:
+        required.extend(IVF_FILES)
     # Files of earlier versions (the offline reasoner's tables) are checked when listed.
     required.extend(name for name in LEGACY_FILES if name in manifest["files"])
     verify_files(path, manifest, tuple(required))  # quick digests: the full check is --verify
@@ -402,7 +406,7 @@ def load_index(
         n_docs, n_chunks = count_rows(path / DOCSTORE_FILE)
         lexical = LexicalIndex.load(path, lexical_entry, lex)
         store = ChunkStore(path / DOCSTORE_FILE, n_chunks)
-        dense = DenseIndex.load(path) if info else None
+        dense = DenseIndex.load(path, ann=ann) if info else None
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
     problems = []

@@ -34,6 +34,7 @@ import numpy as np
 
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex, PartialEmbeddings
 from sealgraph.index._embed import embed_chunks
+from sealgraph.index._ivf import IVF_FILES
 from sealgraph.index._lexical import LEXICAL_DIR, write_lexical
 from sealgraph.index._manifest import (
     FORMAT_VERSION,
@@ -177,7 +178,7 @@ def write_append(
     lexical = existing["lexical"]
     infos = [SegmentInfo.from_dict(s) for s in lexical["segments"]]
     n_rows = max(i.first_row + i.n_rows for i in infos)
-    changed = {DOCSTORE_FILE, f"{LEXICAL_DIR}/{DELETED_FILE}", VECTORS_FILE}
+    changed = {DOCSTORE_FILE, f"{LEXICAL_DIR}/{DELETED_FILE}", VECTORS_FILE, *IVF_FILES}
     _link_unchanged(index_dir, tmp, existing, changed)
     shutil.copyfile(index_dir / DOCSTORE_FILE, tmp / DOCSTORE_FILE)
     texts = [indexed_text(c) for c in plan.chunks]
@@ -357,9 +358,11 @@ def _append_vectors(
     warn: Any,
 ) -> dict[str, int]:
     """Write the old vectors then the new chunks' (a gone chunk's vector reused by hash)."""
-    old = DenseIndex.load(index_dir)
+    old = DenseIndex.load(index_dir, ann=bool(existing.get("ann")))
     if not texts:  # nothing new: the vectors stay as they are
-        _link_or_copy(index_dir / VECTORS_FILE, tmp / VECTORS_FILE)
+        for name in (VECTORS_FILE, *(IVF_FILES if old.ivf is not None else ())):
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            _link_or_copy(index_dir / name, tmp / name)
         return {"vectors_reused": 0, "vectors_new": 0}
     reuse = {
         digest: np.asarray(old.vectors[row])
@@ -385,6 +388,8 @@ def _append_vectors(
     out[old.n_vectors :] = vectors
     out.flush()
     del out
+    if old.ivf is not None:  # the new rows join the lists of their nearest centroids
+        old.ivf.extended(vectors).save(tmp)
     return {"vectors_reused": n_reused, "vectors_new": n_new}
 
 

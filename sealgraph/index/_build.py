@@ -41,6 +41,7 @@ from sealgraph.index._documents import (
     stale_message,
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
+from sealgraph.index._ivf import ANN_MIN_VECTORS, InvertedFile
 from sealgraph.index._lexical import BM25_PARAMS, write_lexical
 from sealgraph.index._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
@@ -386,6 +387,8 @@ class _Dense:
     n_resumed: int = 0
     partial: PartialEmbeddings | None = None
     """Where finished batches were kept for a resume (removed once the build is in place)."""
+    ann: dict[str, Any] | None = None
+    """The manifest's ``ann`` entry: the approximate index written, if any."""
 
 
 def _write_dense(
@@ -406,13 +409,16 @@ def _write_dense(
     vectors, n_reused, n_new, n_resumed = embed_chunks(
         embedder, texts, hashes, reuse, report, partial=partial, warn=warn
     )
-    DenseIndex(vectors).save(tmp)
+    # Above a size, an inverted file is searched instead of every vector (_ivf).
+    ivf = InvertedFile.build(vectors) if len(vectors) >= ANN_MIN_VECTORS else None
+    DenseIndex(vectors, ivf).save(tmp)
     info = {  # and what the embedder records besides (an OpenAIEmbedder's base URL)
         "name": embedder.name,
         "dim": int(vectors.shape[1]),
         **getattr(embedder, "manifest_fields", {}),
     }
-    return _Dense(info, n_reused, n_new, n_resumed, partial)
+    ann = {"kind": "ivf", "lists": len(ivf.centroids)} if ivf is not None else None
+    return _Dense(info, n_reused, n_new, n_resumed, partial, ann)
 
 
 def _build_manifest(
@@ -437,6 +443,7 @@ def _build_manifest(
         "format_version": FORMAT_VERSION,
         "sealgraph_version": sealgraph_version(),
         "embedder": dense.info,
+        **({"ann": dense.ann} if dense.ann else {}),
         "tokenizer": {"encoding": plan.encoding_name},
         "chunker": {"max_tokens": plan.max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
         "lexicon": plan.spec,

@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from sealgraph.index._ivf import DEFAULT_PROBE, InvertedFile
 from sealgraph.index._manifest import file_sha256, fsync_path
 
 FAISS_FILE = "dense.faiss"
@@ -38,18 +39,24 @@ _CONTENT_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 class DenseIndex:
-    """Unit vectors addressed by row, searched exactly by inner product.
+    """Unit vectors addressed by row, searched by inner product.
 
     The vectors are memory-mapped from ``vectors.npy``: opening reads nothing, a
     search reads them in blocks (page cache), and the process holds no copy. Rows
     the lexical index marks deleted are skipped by the caller's ``live`` mask.
+    Search is exact, or, when the index holds an inverted file (large indexes,
+    :mod:`sealgraph.index._ivf`), exact over the rows of the lists it probes.
     """
 
-    def __init__(self, vectors: np.ndarray) -> None:
+    def __init__(self, vectors: np.ndarray, ivf: InvertedFile | None = None) -> None:
         self.dim = int(vectors.shape[1])
         self.vectors = vectors
         if vectors.flags.writeable:
             self.vectors.setflags(write=False)
+        self.ivf = ivf
+        """The inverted file searched instead of every vector, if any."""
+        self.probe = DEFAULT_PROBE
+        """Lists an approximate search reads."""
 
     @property
     def n_vectors(self) -> int:
@@ -57,19 +64,26 @@ class DenseIndex:
         return int(self.vectors.shape[0])
 
     def save(self, directory: Path) -> None:
-        """Write ``vectors.npy`` into ``directory``."""
+        """Write ``vectors.npy`` (and the inverted file, if any) into ``directory``."""
         with open(directory / VECTORS_FILE, "wb") as f:
             np.save(f, np.ascontiguousarray(self.vectors, dtype=np.float32), allow_pickle=False)
+        if self.ivf is not None:
+            self.ivf.save(directory)
 
     @classmethod
-    def load(cls, directory: Path) -> DenseIndex:
-        """Memory-map the vectors written by :meth:`save`."""
+    def load(cls, directory: Path, *, ann: bool = False) -> DenseIndex:
+        """Memory-map the vectors written by :meth:`save` (and the inverted file if ``ann``)."""
         vectors = np.load(directory / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
         if vectors.dtype != np.float32 or vectors.ndim != 2:
             raise ValueError(
                 f"{VECTORS_FILE} holds {vectors.dtype} {vectors.shape}, not float32 rows"
             )
-        return cls(vectors)
+        ivf = InvertedFile.load(directory) if ann else None
+        if ivf is not None and (
+            len(ivf.rows) != len(vectors) or ivf.centroids.shape[1:] != vectors.shape[1:]
+        ):
+            raise ValueError("the inverted file does not fit the vectors")
+        return cls(vectors, ivf)
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         """Inner product of the query with every row (float32), computed block by block."""
@@ -89,10 +103,24 @@ class DenseIndex:
         """
         if k <= 0 or self.n_vectors == 0:
             return []
+        if self.ivf is not None:
+            return self._search_lists(query_vector, k, live)
         scores = self.scores(query_vector)
         if live is not None:
             scores[~live[: self.n_vectors]] = -np.inf
         return top_rows(scores, k)
+
+    def _search_lists(
+        self, query_vector: np.ndarray, k: int, live: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        assert self.ivf is not None
+        query = np.ascontiguousarray(query_vector, dtype=np.float32).reshape(-1)
+        rows = self.ivf.candidates(query, self.probe)
+        if live is not None:
+            rows = rows[live[rows]]
+        scores = np.asarray(self.vectors[rows]) @ query
+        best = top_rows(scores, k)
+        return [(int(rows[i]), score) for i, score in best]
 
 
 _BLOCK_ROWS = 65_536  # rows scored at a time: bounded memory, same sums at any size

@@ -22,6 +22,7 @@ from sealgraph.index._build import (
 )
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex
 from sealgraph.index._documents import document_counts, stored_document_files, within
+from sealgraph.index._ivf import InvertedFile
 from sealgraph.index._lexical import write_lexical
 from sealgraph.index._lifecycle import (
     inspect_target,
@@ -108,7 +109,12 @@ def remove_documents_dir(
             )
             segments = write_lexical(tmp, (indexed_text(chunk) for chunk in removal.kept), lex)
             if stored.vectors is not None:
-                DenseIndex(np.ascontiguousarray(stored.vectors[removal.rows])).save(tmp)
+                vectors = np.ascontiguousarray(stored.vectors[removal.rows])
+                ivf = None
+                if manifest.get("ann"):  # the same lists, the rows numbered anew
+                    centroids = InvertedFile.load(index_dir).centroids
+                    ivf = InvertedFile.build(vectors, np.asarray(centroids))
+                DenseIndex(vectors, ivf).save(tmp)
             manifest = _manifest_after_removal(tmp, manifest, lex, stored, removal, segments)
             write_manifest(tmp, manifest)
             fsync_tree(tmp)

@@ -78,12 +78,35 @@ def years_in(text: str) -> frozenset[str]:
 
 def token_key(token: str) -> str:
     """Normalise one word token the way :func:`normalize_name` normalises a name."""
+    lex = active()
+    keys = _keys_of(lex)
+    key = keys.get(token)
+    return key if key is not None else _remember_key(keys, lex, token)
+
+
+def _keys_of(lex: Lexicon) -> dict[str, str]:
+    """Return the keys of the words ``lex`` has seen (each word is normalised once)."""
+    entry = _TOKEN_KEYS.get(id(lex))
+    if entry is None or entry[0] is not lex:
+        entry = _TOKEN_KEYS[id(lex)] = (lex, {})
+    return entry[1]
+
+
+def _remember_key(keys: dict[str, str], lex: Lexicon, token: str) -> str:
+    if len(keys) >= _TOKEN_KEYS_MAX:
+        keys.clear()
     t = fold(token)
-    for suffix in active().possessive_suffixes:
+    for suffix in lex.possessive_suffixes:
         if t.endswith(suffix):
             t = t[: -len(suffix)]
             break
-    return t.replace("’", "'")
+    key = keys[token] = t.replace("’", "'")
+    return key
+
+
+# Per lexicon (by identity; the lexicon is kept alive with its table), bounded.
+_TOKEN_KEYS: dict[int, tuple[Lexicon, dict[str, str]]] = {}
+_TOKEN_KEYS_MAX = 500_000
 
 
 def tokenize_with_offsets(text: str) -> list[tuple[str, int, int, bool]]:
@@ -108,6 +131,7 @@ def proper_names(text: str) -> list[tuple[int, str]]:
         lex.proper_name_connectors,
         lex.name_conjunctions,
     )
+    keys = _keys_of(lex)
     out: list[tuple[int, str]] = []
     run: list[tuple[str, int, int, bool]] = []
 
@@ -146,11 +170,14 @@ def proper_names(text: str) -> list[tuple[int, str]]:
             continue
         start = m.start()
         joined = bool(run) and text[run[-1][2] : start] == " "
+        key = keys.get(word)
+        if key is None:
+            key = _remember_key(keys, lex, word)
         if cap:
             if run and not joined:
                 close()
-            run.append((token_key(word), start, m.end(), True))
-        elif joined and (key := token_key(word)) in connectors:
+            run.append((key, start, m.end(), True))
+        elif joined and key in connectors:
             run.append((key, start, m.end(), False))
         else:
             close()

@@ -33,8 +33,11 @@ __all__ = [
 ]
 
 STATISTICS_VERSION = 2
-"""Version of what the counts mean; bump it when that changes. The source digest of
-:func:`statistics_fingerprint` covers changes of the code."""
+"""Version of what the counts mean: bump it whenever :func:`chunk_names` (through
+:func:`sealgraph.text.names.proper_names`) returns something else for some text.
+Indexes whose counts have another version are recounted by their next build or
+refresh. ``tests/unit_tests/text/test_statistics.py`` holds a digest of the counts
+of a fixed set of texts, and fails when they change without this number changing."""
 
 
 def chunk_names(text: str) -> set[str]:

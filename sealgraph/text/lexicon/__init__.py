@@ -125,7 +125,30 @@ def fold(text: str) -> str:
     if text.isascii():  # fast path: nothing to decompose
         return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    chars = set(decomposed)
+    new = chars - _SEEN
+    if new:
+        _classify(new)
+    if chars.isdisjoint(_MARKS):
+        return decomposed.casefold()
+    return _MARKS_RE[0].sub("", decomposed).casefold()
+
+
+_SEEN: set[str] = set()  # characters already classified
+_MARKS: set[str] = set()  # the combining marks among them
+_MARKS_RE: list[re.Pattern[str]] = [re.compile("(?!)")]  # deletes every mark in _MARKS
+
+
+def _classify(chars: set[str]) -> None:
+    """Note which of ``chars`` are combining marks (``unicodedata.combining``), once each.
+
+    Folding then deletes marks with one regex, with no Python step per character.
+    """
+    marks = {c for c in chars if unicodedata.combining(c)}
+    if marks - _MARKS:
+        _MARKS.update(marks)
+        _MARKS_RE[0] = re.compile("[" + "".join(re.escape(c) for c in sorted(_MARKS)) + "]")
+    _SEEN.update(chars)
 
 
 def words(text: str) -> list[str]:

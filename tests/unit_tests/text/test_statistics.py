@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from sealgraph.text.statistics import CorpusCounts, chunk_names, statistics_fingerprint
+import hashlib
+import json
+
+from sealgraph.text.statistics import (
+    STATISTICS_VERSION,
+    CorpusCounts,
+    chunk_names,
+    statistics_fingerprint,
+)
 
 TEXTS = [
     "Ada Quill met Bo Ray in Paris. Ada Quill again.",
@@ -41,3 +49,37 @@ def test_merging_counts_of_two_parts_equals_counting_the_whole():
 def test_the_fingerprint_is_a_stable_digest():
     assert statistics_fingerprint() == statistics_fingerprint()
     assert len(statistics_fingerprint()) == 64
+
+
+GOLDEN_TEXTS = [
+    "Ada Brightwater and Tomas Greyhill met the Duke of the Isles in Port Ellis.",
+    "In 1921 The Salt and Iron Company hired O'Brien; d'Artagnan's sword hung in Renée Zoë's hall.",
+    "His brother, Jean-Luc Picard, said: “The United States of America”.",
+    "Bo Ray  Cy Dee (Harbour Works) — Lisbon Port's director, Ines Varga.",
+]
+
+
+def golden_digest() -> str:
+    """Digest of the counts of fixed texts: the example corpus and the lines above."""
+    from pathlib import Path
+
+    import sealgraph
+
+    corpus = Path(sealgraph.__file__).parent / "examples" / "corpus"
+    texts = [p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*.md"))] + GOLDEN_TEXTS
+    counts = CorpusCounts()
+    counts.add(texts)
+    payload = json.dumps(sorted(counts.names.items()), ensure_ascii=False).encode()
+    return hashlib.sha256(payload).hexdigest()
+
+
+# Change both together: a change of what the counts hold must change the version, so
+# that indexes counted before are recounted (they are read, not counted, otherwise).
+GOLDEN = (2, "757aeb75a0954359796718b8504c96e83fa49cf718475d0d42b9e767e95ea0ff")
+
+
+def test_the_counts_of_fixed_texts_change_only_with_the_version():
+    assert (STATISTICS_VERSION, golden_digest()) == GOLDEN, (
+        "proper-name counts changed: bump STATISTICS_VERSION in sealgraph/text/statistics.py "
+        "and record the new digest here"
+    )

@@ -1,0 +1,158 @@
+"""An approximate dense index for large corpora: an inverted file over k-means lists.
+
+Exact search reads every vector for every query: fine up to a few hundred thousand
+chunks, slow beyond. Above :data:`ANN_MIN_VECTORS` an index also holds an
+**inverted file** (IVF): the vectors are clustered by spherical k-means into
+``lists``; a query scores the centroids, reads the vectors of the ``probe`` best
+lists only, and ranks those exactly.
+
+Everything is deterministic (same vectors, same lists, same evidence): the
+training sample and the first centroids are drawn with a fixed seed, k-means runs
+a fixed number of rounds in a fixed order, and ties go to the lower list or row.
+A seeded IVF fits this better than a multithreaded HNSW build, whose graph depends
+on thread timing. The files are plain ``.npy`` arrays (no pickle), memory-mapped:
+
+    ivf/centroids.npy   (lists, dim) float32 unit centroids
+    ivf/offsets.npy     (lists + 1,) int64: list i holds rows[offsets[i]:offsets[i+1]]
+    ivf/rows.npy        (vectors,) int32 rows grouped by list, ascending in each
+
+Recall against exact search is measured by ``benchmarks/ann_recall.py``
+(docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "ANN_MIN_VECTORS",
+    "IVF_DIR",
+    "IVF_FILES",
+    "InvertedFile",
+    "train_ivf",
+]
+
+IVF_DIR = "ivf"
+IVF_FILES = (f"{IVF_DIR}/centroids.npy", f"{IVF_DIR}/offsets.npy", f"{IVF_DIR}/rows.npy")
+ANN_MIN_VECTORS = 200_000
+"""From this many vectors on, a build adds the inverted file and searches it."""
+DEFAULT_PROBE = 48
+"""Lists a query reads by default (recall of exact top-50 measured in docs/benchmarks.md)."""
+
+_SEED = 20_260_611
+_SAMPLE = 65_536  # training vectors: enough for a few thousand lists
+_ROUNDS = 8
+_BLOCK = 16_384  # vectors assigned at a time (bounded memory)
+
+
+def n_lists_for(n_vectors: int) -> int:
+    """Return how many lists ``n_vectors`` get: about twice the square root, at least 16."""
+    return max(16, int(2 * np.sqrt(n_vectors)))
+
+
+def _assign(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Index of the best centroid of each vector (the lower on a tie), block by block."""
+    out = np.empty(len(vectors), dtype=np.int32)
+    for start in range(0, len(vectors), _BLOCK):
+        block = np.asarray(vectors[start : start + _BLOCK], dtype=np.float32)
+        out[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def train_ivf(vectors: np.ndarray, n_lists: int | None = None) -> np.ndarray:
+    """Return unit centroids of spherical k-means on a seeded sample of ``vectors``."""
+    n = len(vectors)
+    n_lists = min(n_lists or n_lists_for(n), n)
+    rng = np.random.default_rng(_SEED)
+    sample_rows = np.sort(rng.choice(n, size=min(n, max(_SAMPLE, n_lists)), replace=False))
+    sample = np.asarray(vectors[sample_rows], dtype=np.float32)
+    centroids = sample[np.sort(rng.choice(len(sample), size=n_lists, replace=False))].copy()
+    for _ in range(_ROUNDS):
+        labels = _assign(sample, centroids)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, labels, sample)
+        counts = np.bincount(labels, minlength=n_lists)
+        empty = counts == 0
+        # An empty list keeps its centroid (no reseeding: same input, same lists).
+        sums[empty] = centroids[empty]
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        centroids = (sums / np.where(norms > 0, norms, 1)).astype(np.float32)
+    return centroids
+
+
+@dataclass(frozen=True)
+class InvertedFile:
+    """The lists of an index's vectors, memory-mapped."""
+
+    centroids: np.ndarray
+    """(lists, dim) unit centroids."""
+    offsets: np.ndarray
+    """(lists + 1,) where each list's rows start in :attr:`rows`."""
+    rows: np.ndarray
+    """Every row, grouped by list, ascending within a list."""
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, centroids: np.ndarray | None = None) -> InvertedFile:
+        """Assign every vector to its list (training centroids first when none are given)."""
+        if centroids is None:
+            centroids = train_ivf(vectors)
+        labels = _assign(vectors, centroids)
+        return cls.of_labels(centroids, labels)
+
+    @classmethod
+    def of_labels(cls, centroids: np.ndarray, labels: np.ndarray) -> InvertedFile:
+        """Return the inverted file of rows whose list is ``labels[row]``."""
+        order = np.argsort(labels, kind="stable").astype(np.int32)  # by list, then row
+        counts = np.bincount(labels, minlength=len(centroids))
+        offsets = np.zeros(len(centroids) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return cls(centroids, offsets, order)
+
+    def labels(self) -> np.ndarray:
+        """Return the list of every row (the inverse of :attr:`rows`)."""
+        out = np.empty(len(self.rows), dtype=np.int32)
+        for i in range(len(self.centroids)):
+            out[self.rows[self.offsets[i] : self.offsets[i + 1]]] = i
+        return out
+
+    def extended(self, vectors: np.ndarray) -> InvertedFile:
+        """Return these lists with ``vectors`` appended as the next rows (same centroids)."""
+        labels = np.concatenate([self.labels(), _assign(vectors, self.centroids)])
+        return InvertedFile.of_labels(self.centroids, labels)
+
+    def save(self, directory: Path) -> None:
+        """Write the three arrays under ``directory/ivf``."""
+        folder = directory / IVF_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "centroids.npy", self.centroids, allow_pickle=False)
+        np.save(folder / "offsets.npy", self.offsets, allow_pickle=False)
+        np.save(folder / "rows.npy", self.rows, allow_pickle=False)
+
+    @classmethod
+    def load(cls, directory: Path) -> InvertedFile:
+        """Memory-map the arrays :meth:`save` wrote."""
+        folder = directory / IVF_DIR
+        centroids = np.load(folder / "centroids.npy", mmap_mode="r", allow_pickle=False)
+        offsets = np.load(folder / "offsets.npy", allow_pickle=False)
+        rows = np.load(folder / "rows.npy", mmap_mode="r", allow_pickle=False)
+        if (
+            centroids.ndim != 2
+            or offsets.shape != (len(centroids) + 1,)
+            or rows.ndim != 1
+            or int(offsets[-1]) != len(rows)
+        ):
+            raise ValueError("the inverted file's arrays do not fit together")
+        return cls(centroids, offsets, rows)
+
+    def candidates(self, query: np.ndarray, probe: int) -> np.ndarray:
+        """Rows of the ``probe`` lists whose centroids score best for ``query``, ascending."""
+        scores = np.asarray(self.centroids) @ query
+        probe = min(probe, len(scores))
+        best = np.argpartition(-scores, probe - 1)[:probe]
+        best = sorted(best.tolist(), key=lambda i: (-float(scores[i]), i))
+        parts = [np.asarray(self.rows[self.offsets[i] : self.offsets[i + 1]]) for i in best]
+        rows = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        return np.sort(rows)

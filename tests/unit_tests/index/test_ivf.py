@@ -1,0 +1,79 @@
+"""The inverted file of large indexes: deterministic lists, exact within the probed lists."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import sealgraph.index._build as build_module
+from sealgraph.index import build_index, load_index, remove_documents
+from sealgraph.index._dense import DenseIndex
+from sealgraph.index._ivf import IVF_FILES, InvertedFile, train_ivf
+from sealgraph.types import Document
+
+
+def clustered(n: int, dim: int = 16, centers: int = 12, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    middles = rng.standard_normal((centers, dim))
+    rows = middles[rng.integers(0, centers, n)] + 0.3 * rng.standard_normal((n, dim))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_same_vectors_give_the_same_lists():
+    vectors = clustered(3000)
+    a, b = InvertedFile.build(vectors), InvertedFile.build(vectors.copy())
+    np.testing.assert_array_equal(a.centroids, b.centroids)
+    np.testing.assert_array_equal(a.rows, b.rows)
+    assert sorted(a.rows.tolist()) == list(range(3000))  # every row in one list
+    assert np.all(np.diff(a.offsets) >= 0) and a.offsets[-1] == 3000
+
+
+def test_probing_every_list_is_exact_and_a_few_lists_find_most_of_the_top():
+    vectors = clustered(4000)
+    exact = DenseIndex(vectors)
+    ann = DenseIndex(vectors, InvertedFile.build(vectors, train_ivf(vectors, 40)))
+    queries = clustered(50, seed=1)
+    ann.probe = 40
+    for q in queries[:10]:
+        assert ann.search(q, 10) == exact.search(q, 10)
+    ann.probe = 8
+    found = [
+        len({r for r, _ in ann.search(q, 20)} & {r for r, _ in exact.search(q, 20)}) / 20
+        for q in queries
+    ]
+    assert np.mean(found) >= 0.9
+
+
+def test_deleted_rows_stay_out_and_extending_equals_building_with_the_same_centroids():
+    vectors = clustered(1000)
+    ivf = InvertedFile.build(vectors[:800])
+    grown = ivf.extended(vectors[800:])
+    whole = InvertedFile.build(vectors, np.asarray(ivf.centroids))
+    np.testing.assert_array_equal(grown.rows, whole.rows)
+    np.testing.assert_array_equal(grown.offsets, whole.offsets)
+    index = DenseIndex(vectors, whole)
+    index.probe = len(whole.centroids)
+    live = np.ones(1000, dtype=bool)
+    live[[3, 5]] = False
+    assert {r for r, _ in index.search(vectors[3], 5, live)}.isdisjoint({3, 5})
+
+
+def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
+    tmp_path, hash_embedder, monkeypatch
+):
+    monkeypatch.setattr(build_module, "ANN_MIN_VECTORS", 5)  # "large" for a test
+    docs = [
+        Document(f"d{i}.md", f"Note {i}", f"Note {i} is about topic {i % 4}.") for i in range(12)
+    ]
+    path = tmp_path / "idx"
+    index = build_index(docs, path, embedder=hash_embedder, warn=lambda m: None)
+    assert index.manifest["ann"]["kind"] == "ivf"
+    assert all(name in index.manifest["files"] for name in IVF_FILES)
+    loaded = load_index(path, embedder=hash_embedder)
+    assert loaded.search_dense("Note 3 is about topic 3.", 3)
+    more = Document("d99.md", "Note 99", "Note 99 is about topic 1.")
+    build_index([more], path, embedder=hash_embedder, warn=lambda m: None)
+    grown = load_index(path, embedder=hash_embedder)
+    assert grown.search_dense("Note 99 is about topic 1.", 1)[0].chunk_id == "d99.md#0"
+    removed = remove_documents(path, ["d99.md"], embedder=hash_embedder, warn=lambda m: None)
+    assert removed.n_chunks == 12 and removed.manifest["ann"]["kind"] == "ivf"
+    assert removed.search_dense("Note 3 is about topic 3.", 1)
