@@ -48,7 +48,7 @@ from sealgraph.index._segments import (
     SegmentInfo,
     merge_segments,
 )
-from sealgraph.index._statistics import is_current, statistics_entry
+from sealgraph.index._statistics import is_current, statistics_entry, update_line_counts
 from sealgraph.index._store import (
     DOCSTORE_FILE,
     chunk_rows,
@@ -103,6 +103,8 @@ class AppendPlan:
         """Texts of those chunks (their names are counted out)."""
         self.gone_hashes: list[str] = []
         """Content hashes of those chunks (their vectors may be reused)."""
+        self.gone_documents: list[list[str]] = []
+        """The old chunk texts of each changed document (their lines are counted out)."""
         self.counts: dict[str, int] = {"added": 0, "updated": 0, "kept": 0, "removed": 0}
         """Documents added, updated (given again), kept and removed, as a build reports them."""
         self.hashes: list[str] = []
@@ -146,6 +148,7 @@ def plan_append(
                 )
                 if same:
                     continue
+                plan.gone_documents.append([text for _, text, _ in old])
                 for row, text, digest in old:
                     plan.gone_rows.append(int(row))
                     plan.gone_texts.append(text)
@@ -200,7 +203,7 @@ def write_append(
         dense_counts["vectors_reused"] = n_chunks - dense_counts["vectors_new"]
     manifest = json.loads(json.dumps(existing))  # a deep copy of plain data
     manifest["lexical"] = {**lexical, "segments": [i.to_dict() for i in segments]}
-    manifest["statistics"] = statistics_entry(lex, n_chunks)
+    manifest["statistics"] = statistics_entry(lex, n_chunks, tmp / DOCSTORE_FILE)
     manifest["counts"] = {
         "documents": n_docs,
         "chunks": n_chunks,
@@ -317,6 +320,10 @@ def _update_docstore(
                 ),
             )
             _update_names(conn, plan.gone_texts, [c.text for c in plan.chunks])
+            texts_of: dict[str, list[str]] = {}
+            for chunk in plan.chunks:
+                texts_of.setdefault(chunk.doc_id, []).append(chunk.text)
+            update_line_counts(conn, list(texts_of.values()), plan.gone_documents)
         (n_docs,) = conn.execute("SELECT COUNT(*) FROM documents").fetchone()
         (n_chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
     finally:

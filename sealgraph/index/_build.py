@@ -449,7 +449,7 @@ def _build_manifest(
         "lexicon": plan.spec,
         "lexical": lexical_entry(plan.lex, segments),
         "counts": counts,
-        "statistics": statistics_entry(plan.lex, counts["chunks"]),
+        "statistics": statistics_entry(plan.lex, counts["chunks"], tmp / DOCSTORE_FILE),
         "sources": merge_sources(
             existing,
             plan.sources,

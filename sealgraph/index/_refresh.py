@@ -101,7 +101,7 @@ def refresh_lexical_dir(
                 )
             if not is_current(manifest.get("statistics"), lex):
                 _recount(tmp / DOCSTORE_FILE, chunks)
-                manifest["statistics"] = statistics_entry(lex, len(chunks))
+                manifest["statistics"] = statistics_entry(lex, len(chunks), tmp / DOCSTORE_FILE)
             manifest.update(file_digests(tmp))
             manifest["lexicon"] = lexicon_spec(lex)
             manifest["lexical"] = lexical_entry(lex, segments)
@@ -124,7 +124,8 @@ def _recount(docstore: Path, chunks: list[Chunk]) -> None:
     try:
         with conn:
             conn.execute("DROP TABLE IF EXISTS name_df")
-        write_counts(conn, counts)
+            conn.execute("DROP TABLE IF EXISTS line_df")
+        write_counts(conn, counts, chunks)
     finally:
         conn.close()
 

@@ -217,7 +217,7 @@ def _manifest_after_removal(
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
         "lexical": lexical_entry(lex, segments),
-        "statistics": statistics_entry(lex, n_kept),
+        "statistics": statistics_entry(lex, n_kept, tmp / DOCSTORE_FILE),
         "counts": {
             "documents": len(removal.remaining),
             "chunks": n_kept,

@@ -18,7 +18,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sealgraph.text.lexicon import Lexicon
+from sealgraph.text.lines import document_line_hashes, line_hash, repeated_floor
 from sealgraph.text.statistics import STATISTICS_VERSION, CorpusCounts, statistics_fingerprint
 from sealgraph.types import Chunk
 
@@ -35,17 +38,29 @@ TABLES = {"names": "name_df"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS name_df ("key" TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS line_df (h INTEGER PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS line_df_n ON line_df (n);
 """
 _BATCH = 500  # hashes per SQL lookup of the chunks that left
 
 
-def statistics_entry(lex: Lexicon, n_chunks: int) -> dict[str, Any]:
-    """Return the manifest's ``statistics`` entry for tables counted now with ``lex``."""
+def statistics_entry(lex: Lexicon, n_chunks: int, docstore: Path) -> dict[str, Any]:
+    """Return the manifest's ``statistics`` entry for tables counted now with ``lex``.
+
+    ``n_documents`` (documents with at least one chunk, what the repeated-line
+    share is taken of) is read from the finished ``docstore``.
+    """
+    conn = _readonly(docstore)
+    try:
+        (n_documents,) = conn.execute("SELECT COUNT(DISTINCT doc_id) FROM chunks").fetchone()
+    finally:
+        conn.close()
     return {
         "version": STATISTICS_VERSION,
         "code": statistics_fingerprint(),
         "lexicon": lex.fingerprint,
         "n_chunks": n_chunks,
+        "n_documents": int(n_documents),
     }
 
 
@@ -64,8 +79,10 @@ def is_current(entry: object, lex: Lexicon) -> bool:
     )
 
 
-def write_counts(conn: sqlite3.Connection, counts: CorpusCounts) -> None:
-    """Write ``counts`` into the (new) docstore of ``conn``, keys in sorted order."""
+def write_counts(
+    conn: sqlite3.Connection, counts: CorpusCounts, chunks: Sequence[Chunk] = ()
+) -> None:
+    """Write ``counts`` and the line counts of ``chunks`` into the (new) docstore of ``conn``."""
     conn.executescript(_SCHEMA)
     with conn:
         for kind, table in TABLES.items():
@@ -74,6 +91,45 @@ def write_counts(conn: sqlite3.Connection, counts: CorpusCounts) -> None:
                 f'INSERT INTO {table} ("key", n) VALUES (?, ?)',
                 ((key, values[key]) for key in sorted(values) if values[key] > 0),
             )
+        hashes, numbers = line_counts(chunks)
+        conn.executemany(
+            "INSERT INTO line_df (h, n) VALUES (?, ?)",
+            zip(hashes.tolist(), numbers.tolist(), strict=True),
+        )
+
+
+def line_counts(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
+    """Return each line hash of ``chunks`` and how many documents hold it (sorted by hash).
+
+    A document's chunks are those with its id (in any order); a line counts once
+    per document (:func:`sealgraph.text.lines.document_line_hashes`).
+    """
+    texts_of: dict[str, list[str]] = {}
+    for chunk in chunks:
+        texts_of.setdefault(chunk.doc_id, []).append(chunk.text)
+    parts = [np.asarray(document_line_hashes(texts), dtype=np.int64) for texts in texts_of.values()]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.unique(np.concatenate(parts), return_counts=True)
+
+
+def update_line_counts(
+    conn: sqlite3.Connection, came: Sequence[list[str]], gone: Sequence[list[str]]
+) -> None:
+    """Count the lines of documents that came in and those that went out.
+
+    Each item is one document's chunk texts (a changed document is in both).
+    """
+    delta: Counter[int] = Counter()
+    for texts in came:
+        delta.update(document_line_hashes(texts))
+    for texts in gone:
+        delta.subtract(document_line_hashes(texts))
+    conn.executemany(
+        "INSERT INTO line_df (h, n) VALUES (?, ?) ON CONFLICT(h) DO UPDATE SET n = n + excluded.n",
+        sorted((h, n) for h, n in delta.items() if n),
+    )
+    conn.execute("DELETE FROM line_df WHERE n <= 0")
 
 
 def counts_after(
@@ -238,7 +294,36 @@ class CorpusStatistics:
         """What the counts mean (:data:`sealgraph.text.statistics.STATISTICS_VERSION`)."""
         self.names = DocumentFrequencies(docstore, TABLES["names"])
         """Proper-name key -> chunks writing it."""
+        self.n_documents: int = int(entry.get("n_documents", 0))
+        """Documents with at least one chunk."""
+        self._docstore = docstore
+        self._repeated: RepeatedLines | None = None
+
+    def repeated_lines(self) -> RepeatedLines:
+        """Return the lines at least :func:`~sealgraph.text.lines.repeated_floor` documents hold."""
+        if self._repeated is None:
+            floor = repeated_floor(self.n_documents)
+            conn = _readonly(self._docstore)
+            try:
+                found = {h for (h,) in conn.execute("SELECT h FROM line_df WHERE n >= ?", (floor,))}
+            finally:
+                conn.close()
+            self._repeated = RepeatedLines(frozenset(found))
+        return self._repeated
 
     def is_current(self, lex: Lexicon) -> bool:
         """Tell whether this code with ``lex`` would count the same tables."""
         return is_current({"version": self.version, "lexicon": self.lexicon}, lex)
+
+
+class RepeatedLines:
+    """The lines many documents repeat, as a container of line keys (hashes inside)."""
+
+    def __init__(self, hashes: frozenset[int]) -> None:
+        self._hashes = hashes
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and line_hash(key) in self._hashes
+
+    def __len__(self) -> int:
+        return len(self._hashes)

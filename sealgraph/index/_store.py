@@ -117,7 +117,7 @@ def write_docstore(
                 name_rows(documents, chunks, name_key),
             )
         if statistics is not None:
-            write_counts(conn, statistics)
+            write_counts(conn, statistics, chunks)
     finally:
         conn.close()
 

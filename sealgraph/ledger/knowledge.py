@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -270,7 +270,7 @@ class CorpusKnowledge:
         self._features: dict[str, PassageFeatures] = {}
         self._doc_years: dict[str, frozenset[str]] = {}
         self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
-        self._common_lines: frozenset[str] | None = None  # repeated_lines, on first use
+        self._common_lines: Container[str] | None = None  # repeated lines, on first use
         self._lock = threading.Lock()
         self._tables_lock = threading.Lock()
 
@@ -298,16 +298,19 @@ class CorpusKnowledge:
         return tables
 
     @property
-    def common_lines(self) -> frozenset[str]:
+    def common_lines(self) -> Container[str]:
         """Keys of the lines many documents repeat: navigation, footers.
 
-        See :func:`sealgraph.packing.scoring.repeated_lines`; counted once per instance.
+        Read from the counts the index keeps (its ``statistics()``), else counted
+        once per instance (:func:`sealgraph.packing.scoring.repeated_lines`).
         """
         lines = self._common_lines
         if lines is None:
             with self._tables_lock:
                 if self._common_lines is None:
-                    self._common_lines = repeated_lines(self.index.iter_chunks())
+                    self._common_lines = _built_lines(self.index) or repeated_lines(
+                        self.index.iter_chunks()
+                    )
                 lines = self._common_lines
         return lines
 
@@ -399,3 +402,11 @@ def _first_chunk_texts(index: SearchIndex) -> list[tuple[str, str]]:
         if first:
             out.append((doc_id, first[0].text))
     return out
+
+
+def _built_lines(index: SearchIndex) -> Container[str] | None:
+    """Return the repeated lines of the counts an index keeps, or None when it keeps none."""
+    read = getattr(index, "statistics", None)
+    stats = read() if callable(read) else None
+    lines = getattr(stats, "repeated_lines", None)
+    return lines() if callable(lines) else None

@@ -16,6 +16,11 @@ import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
 from sealgraph.text.lexicon import WORD_RE, Lexicon, active, fold, stem, words
+from sealgraph.text.lines import (
+    document_line_keys,
+    line_key,
+    repeated_floor,
+)
 from sealgraph.text.names import normalize_name
 from sealgraph.types import Chunk
 
@@ -391,11 +396,6 @@ def has_answer_value(text: str, kind: str | None, exclude: frozenset[str] = froz
     return any(not terms(n) <= exclude for n in names if terms(n))
 
 
-def line_key(line: str) -> str:
-    """Key of a line for counting repeats across documents: its folded words, space-joined."""
-    return " ".join(fast_words(line))
-
-
 def _link_chars(text: str) -> int:
     return sum(len(m.group(0).strip()) for m in _LINK_RE.finditer(text))
 
@@ -482,31 +482,21 @@ def _is_fragment(s: str, lines: Sequence[str], body_words: Sequence[str], lex: L
     )
 
 
-REPEATED_LINE_MIN_DOCS = 3
-"""A line is corpus boilerplate when at least this many documents repeat it..."""
-REPEATED_LINE_DOC_SHARE = 0.02
-"""...and at least this share of the corpus's documents (site headers, footers, banners)."""
-_MAX_LINE_CHARS = 300
-
-
 def repeated_lines(chunks: Iterable[Chunk]) -> frozenset[str]:
     """Keys of the lines that many documents of a corpus repeat (navigation, footers...).
 
     A line counts once per document; headings and lines longer than 300 characters
     are left out. A line is repeated when at least :data:`REPEATED_LINE_MIN_DOCS`
     documents and :data:`REPEATED_LINE_DOC_SHARE` of all documents hold it. Keys are
-    :func:`line_key`.
+    :func:`line_key`. (An index counts these at build time; see
+    :mod:`sealgraph.text.lines`.)
     """
-    docs_of: dict[str, set[str]] = {}
-    all_docs: set[str] = set()
+    texts_of: dict[str, list[str]] = {}
     for chunk in chunks:
-        all_docs.add(chunk.doc_id)
-        for line in chunk.text.splitlines():
-            line = line.strip()
-            if not line or line.startswith("#") or len(line) > _MAX_LINE_CHARS:
-                continue
-            key = line_key(line)
-            if key:
-                docs_of.setdefault(key, set()).add(chunk.doc_id)
-    floor = max(REPEATED_LINE_MIN_DOCS, math.ceil(REPEATED_LINE_DOC_SHARE * len(all_docs)))
-    return frozenset(k for k, d in docs_of.items() if len(d) >= floor)
+        texts_of.setdefault(chunk.doc_id, []).append(chunk.text)
+    docs_with: dict[str, int] = {}
+    for texts in texts_of.values():
+        for key in document_line_keys(texts):
+            docs_with[key] = docs_with.get(key, 0) + 1
+    floor = repeated_floor(len(texts_of))
+    return frozenset(k for k, n in docs_with.items() if n >= floor)

@@ -32,12 +32,13 @@ __all__ = [
     "statistics_fingerprint",
 ]
 
-STATISTICS_VERSION = 2
+STATISTICS_VERSION = 3
 """Version of what the counts mean: bump it whenever :func:`chunk_names` (through
 :func:`sealgraph.text.names.proper_names`) returns something else for some text.
 Indexes whose counts have another version are recounted by their next build or
 refresh. ``tests/unit_tests/text/test_statistics.py`` holds a digest of the counts
-of a fixed set of texts, and fails when they change without this number changing."""
+of a fixed set of texts, and fails when they change without this number changing.
+3: the index also counts the documents holding each line (:mod:`sealgraph.text.lines`)."""
 
 
 def chunk_names(text: str) -> set[str]:

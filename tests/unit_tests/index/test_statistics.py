@@ -122,3 +122,37 @@ def test_an_add_to_an_index_with_stale_counts_counts_every_chunk(tmp_path, added
     build(DOCS[3:], tmp_path / "idx")
     assert added_chunks == [4]  # every chunk, not the new one alone
     assert stored(tmp_path / "idx") == counted(tmp_path / "idx")
+
+
+def footer_docs(n: int) -> list[Document]:
+    footer = "Was this page helpful? Tell us on the forum."
+    return [
+        Document(
+            f"p{i}.md", f"Page {i}", f"Page {i} explains topic {i}.\n{footer}\nEdit this page."
+        )
+        for i in range(n)
+    ]
+
+
+def test_repeated_lines_are_counted_at_build_and_kept_by_adds_and_removals(tmp_path):
+    from sealgraph.packing.scoring import line_key, repeated_lines
+
+    docs = footer_docs(6)
+    index = build(docs, tmp_path / "idx")
+    lines = index.statistics().repeated_lines()
+    expected = repeated_lines(index.iter_chunks())
+    assert line_key("Was this page helpful? Tell us on the forum.") in lines
+    assert line_key("Page 1 explains topic 1.") not in lines
+    assert len(lines) == len(expected) and all(k in lines for k in expected)
+    # Grown by adds, changed and shrunk: the same lines as counting the chunks again.
+    build(footer_docs(9)[6:], tmp_path / "idx")
+    build([Document("p0.md", "Page 0", "Page 0 now says something else.")], tmp_path / "idx")
+    remove_documents(tmp_path / "idx", ["p1.md"], warn=quiet)
+    index = load_index(tmp_path / "idx")
+    expected = repeated_lines(index.iter_chunks())
+    lines = index.statistics().repeated_lines()
+    assert len(lines) == len(expected) and all(k in lines for k in expected)
+    conn = sqlite3.connect(tmp_path / "idx" / DOCSTORE_FILE)
+    footer = conn.execute("SELECT MAX(n) FROM line_df").fetchone()[0]
+    conn.close()
+    assert footer == 7  # 9 pages, p0 changed (no footer now), p1 removed
