@@ -19,8 +19,10 @@ here.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 # DiskFullError is re-exported: what a build's failed write becomes, looked up here.
+import numpy as np
+
 from sealgraph.errors import DiskFullError as DiskFullError
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
 from sealgraph.index._append import can_append, plan_append, write_append
@@ -42,7 +46,7 @@ from sealgraph.index._documents import (
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
 from sealgraph.index._ivf import ANN_MIN_VECTORS, InvertedFile
-from sealgraph.index._lexical import BM25_PARAMS, write_lexical
+from sealgraph.index._lexical import BM25_PARAMS, LexicalWriter, tokenizer
 from sealgraph.index._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
     FORMAT_NAME,
@@ -54,11 +58,12 @@ from sealgraph.index._manifest import (
     verify_files,
     write_manifest,
 )
+from sealgraph.index._parallel import BATCH, build_workers, process_documents
 from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import build_bytes, staging, tree_bytes
-from sealgraph.index._statistics import counts_after, statistics_entry
-from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, content_hash, write_docstore
+from sealgraph.index._statistics import statistics_entry
+from sealgraph.index._store import DOCSTORE_FILE, DocstoreWriter, DocumentRow
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -69,8 +74,9 @@ from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, warn_stderr
 from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document, indexed_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
 from sealgraph.text.names import normalize_name
+from sealgraph.text.statistics import CorpusCounts
 from sealgraph.text.tokens import TokenCounter, encoding_for_model, token_counter
-from sealgraph.types import Chunk, Document
+from sealgraph.types import Document
 
 MIN_CHUNK_TOKENS = 8
 DEFAULT_MAX_CHUNK_TOKENS = 256
@@ -143,31 +149,19 @@ def build_index_dir(
         )
         if stale and not prune:
             warn(stale_message(stale, files, plan.scope))
-        chunks = _chunk_documents(documents, plan, report)
-        texts = [indexed_text(c) for c in chunks]
-        hashes = [content_hash(t) for t in texts]
-        statistics = counts_after(
-            chunks, hashes, _previous_docstore(index_dir, existing), _entry(existing), plan.lex
-        )
-
+        doc_chars = sum(len(d.text) for d in documents)
         # The estimate is read only after a failed write (a dim may cost a request).
-        with staging(index_dir, lambda: build_bytes(documents, texts, plan.embedder)) as tmp:
-            write_docstore(
-                tmp / DOCSTORE_FILE,
-                documents,
-                chunks,
-                hashes,
-                files,
-                name_key=name_key(plan.lex),
-                statistics=statistics,
-            )
-            segments = write_lexical(tmp, texts, plan.lex)
+        with staging(
+            index_dir, lambda: build_bytes(doc_chars, doc_chars, doc_chars // 1000, plan.embedder)
+        ) as tmp:
+            written = _write_documents(tmp, documents, files, plan, report)
+            texts, hashes, segments = written.texts, written.hashes, written.segments
             dense = _write_dense(
                 tmp, index_dir, existing, plan.embedder, texts, hashes, report, warn
             )
             counts = {
-                "documents": len(documents),
-                "chunks": len(chunks),
+                "documents": written.n_documents,
+                "chunks": written.n_chunks,
                 "vectors_reused": dense.n_reused,
                 "vectors_new": dense.n_new,
                 **({"vectors_resumed": dense.n_resumed} if dense.n_resumed else {}),
@@ -189,6 +183,73 @@ def build_index_dir(
             swap_into_place(tmp, index_dir, existing, warn)
         discard_partials(index_dir, dense.partial, set(hashes), warn)
         return finish(index_dir, plan.embedder)
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What :func:`_write_documents` wrote: counts, segments, and what embedding needs."""
+
+    n_documents: int
+    n_chunks: int
+    segments: list[SegmentInfo]
+    hashes: list[str]
+    """Each chunk's content hash, by row."""
+    texts: list[str]
+    """Each chunk's indexed text, by row (only when the build embeds)."""
+
+
+def _write_documents(
+    tmp: Path,
+    documents: list[Document],
+    files: dict[str, str],
+    plan: _BuildPlan,
+    report: ProgressFn,
+) -> _Written:
+    """Chunk, tokenize and count the documents batch by batch, writing as it goes.
+
+    The per-document work runs in worker processes for large builds
+    (:mod:`sealgraph.index._parallel`); the docstore, the segments and the counts
+    are written here, batch by batch, and a batch's document text is let go once it
+    is written (a million chunks' text is gigabytes). Only an embedder needs the
+    indexed texts of every chunk at once.
+    """
+    store = DocstoreWriter(tmp / DOCSTORE_FILE, name_key(plan.lex))
+    try:
+        lexical = LexicalWriter(tmp)
+        names: Counter[str] = Counter()
+        lines: list[np.ndarray] = []
+        hashes: list[str] = []
+        texts: list[str] = []
+        batches = process_documents(
+            documents,
+            lex=plan.lex,
+            counter=plan.counter,
+            max_tokens=plan.max_chunk_tokens,
+            tokenize=tokenizer(plan.lex),
+            workers=build_workers(len(documents)),
+        )
+        for start, batch in zip(range(0, len(documents), BATCH), batches, strict=True):
+            stop = min(start + BATCH, len(documents))
+            store.add(documents[start:stop], batch.chunks, batch.hashes, files)
+            for tokens in batch.tokens:
+                lexical.add(tokens)
+            names.update(batch.names)
+            lines.append(batch.lines)
+            hashes.extend(batch.hashes)
+            if plan.embedder is not None:
+                texts.extend(indexed_text(c) for c in batch.chunks)
+            for i in range(start, stop):  # written: only the record is needed any more
+                documents[i] = dataclasses.replace(documents[i], text="")
+            report("chunking", stop, len(documents))
+        if store.n_rows == 0:
+            raise InputError("nothing to index: every document is empty")
+        counts = CorpusCounts()
+        counts.n_chunks, counts.names = store.n_rows, names
+        store.finish(counts, np.unique(np.concatenate(lines), return_counts=True))
+        segments = lexical.finish()
+    finally:
+        store.close()
+    return _Written(store.n_documents, store.n_rows, segments, hashes, texts)
 
 
 def _append_settings(plan: _BuildPlan) -> dict[str, Any]:
@@ -364,19 +425,6 @@ def _lexicon_of_build(
     return get_lexicon(manifest_lexicon(existing) if existing and not force else "english")
 
 
-def _chunk_documents(
-    documents: Sequence[Document], plan: _BuildPlan, report: ProgressFn
-) -> list[Chunk]:
-    """Chunk every document, reporting progress; none at all is an :class:`InputError`."""
-    chunks: list[Chunk] = []
-    for i, doc in enumerate(documents, start=1):
-        chunks.extend(chunk_document(doc, plan.counter, plan.max_chunk_tokens))
-        report("chunking", i, len(documents))
-    if not chunks:
-        raise InputError("nothing to index: every document is empty")
-    return chunks
-
-
 @dataclass(frozen=True)
 class _Dense:
     """The dense part a build wrote: the manifest's embedder entry and the vector counts."""
@@ -458,16 +506,6 @@ def _build_manifest(
         ),
         **file_digests(tmp),
     }
-
-
-def _previous_docstore(index_dir: Path, existing: dict[str, Any] | None) -> Path | None:
-    """Return the docstore of the index a build replaces (its counts may be updated), or None."""
-    docstore = index_dir / DOCSTORE_FILE
-    return docstore if existing is not None and docstore.is_file() else None
-
-
-def _entry(manifest: dict[str, Any] | None) -> object:
-    return (manifest or {}).get("statistics")
 
 
 def lexical_entry(lex: Lexicon, segments: Sequence[SegmentInfo]) -> dict[str, Any]:

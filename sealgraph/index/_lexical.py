@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,19 +96,44 @@ def write_lexical(
     Segments are numbered from ``first_number`` (an add goes on after the index's).
     Returns the segments' infos, in row order (what the manifest lists).
     """
-    folder = directory / LEXICAL_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    writer = LexicalWriter(directory, first_row=first_row, first_number=first_number)
     tokenize = _Tokenizer(lex)
-    infos: list[SegmentInfo] = []
-    writer = SegmentWriter(first_row)
     for text in texts:
         writer.add(tokenize(text))
-        if writer.n_rows >= SEGMENT_ROWS:
-            infos.append(writer.write(folder, _segment_name(first_number + len(infos))))
-            writer = SegmentWriter(writer.first_row + writer.n_rows)
-    if writer.n_rows or not infos:
-        infos.append(writer.write(folder, _segment_name(first_number + len(infos))))
-    return infos
+    return writer.finish()
+
+
+def tokenizer(lex: Lexicon) -> Callable[[str], list[str]]:
+    """Return :func:`lexical_tokens` of ``lex`` with each distinct word stemmed once."""
+    return _Tokenizer(lex)
+
+
+class LexicalWriter:
+    """Writes BM25 segments of tokenized rows, a new segment every :data:`SEGMENT_ROWS` rows."""
+
+    def __init__(self, directory: Path, *, first_row: int = 0, first_number: int = 1) -> None:
+        self._folder = directory / LEXICAL_DIR
+        self._folder.mkdir(parents=True, exist_ok=True)
+        self._number = first_number
+        self._writer = SegmentWriter(first_row)
+        self._infos: list[SegmentInfo] = []
+
+    def add(self, tokens: Sequence[str]) -> None:
+        """Add the next row's tokens."""
+        self._writer.add(tokens)
+        if self._writer.n_rows >= SEGMENT_ROWS:
+            self._roll()
+
+    def _roll(self) -> None:
+        self._infos.append(self._writer.write(self._folder, _segment_name(self._number)))
+        self._number += 1
+        self._writer = SegmentWriter(self._writer.first_row + self._writer.n_rows)
+
+    def finish(self) -> list[SegmentInfo]:
+        """Write the last segment; return every segment's info, in row order."""
+        if self._writer.n_rows or not self._infos:
+            self._roll()
+        return self._infos
 
 
 def _segment_name(number: int) -> str:

@@ -29,7 +29,7 @@ from sealgraph.index._manifest import (
 )
 from sealgraph.index._segments import DELETED_FILE
 from sealgraph.index._staging import staging, tree_bytes
-from sealgraph.index._statistics import is_current, statistics_entry, write_counts
+from sealgraph.index._statistics import is_current, line_counts, statistics_entry, write_counts
 from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_rows
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import get_lexicon, lexicon_spec
@@ -125,7 +125,7 @@ def _recount(docstore: Path, chunks: list[Chunk]) -> None:
         with conn:
             conn.execute("DROP TABLE IF EXISTS name_df")
             conn.execute("DROP TABLE IF EXISTS line_df")
-        write_counts(conn, counts, chunks)
+        write_counts(conn, counts, line_counts(chunks))
     finally:
         conn.close()
 

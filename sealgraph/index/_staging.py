@@ -13,13 +13,12 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from sealgraph.errors import DiskFullError
 from sealgraph.index.embedders import Embedder
-from sealgraph.types import Document
 
 
 @contextmanager
@@ -82,21 +81,18 @@ def _megabytes(n_bytes: int) -> str:
     return f"{max(n_bytes, 0) / 1e6:,.1f} MB"
 
 
-def build_bytes(
-    documents: Sequence[Document], texts: Sequence[str], embedder: Embedder | None
-) -> int:
-    """Return about how many bytes a new index of these documents takes.
+def build_bytes(doc_chars: int, chunk_chars: int, n_chunks: int, embedder: Embedder | None) -> int:
+    """Return about how many bytes a new index takes.
 
-    Measured: ~2.2× the chunk text for the docstore and the BM25 arrays; vectors
-    are stored twice (FAISS and ``.npy``).
+    ``doc_chars`` of documents are cut into ``n_chunks`` chunks of ``chunk_chars``
+    characters in all. Measured: ~3× the chunk text for the docstore and the BM25 arrays, plus the
+    documents' records, plus the float32 vectors (and room for their copy).
     """
-    chunk_bytes = sum(len(t.encode("utf-8")) for t in texts)
-    doc_bytes = sum(len(d.text.encode("utf-8")) for d in documents)
     try:
         dim = embedder.dim if embedder is not None else 0
     except Exception:  # a remote embedder that cannot say: count its vectors as MiniLM's
         dim = 384
-    return 3 * chunk_bytes + doc_bytes + len(texts) * dim * 8 + (1 << 16)
+    return 3 * chunk_chars + doc_chars + n_chunks * dim * 8 + (1 << 16)
 
 
 def tree_bytes(folder: Path) -> int:

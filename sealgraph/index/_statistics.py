@@ -80,9 +80,11 @@ def is_current(entry: object, lex: Lexicon) -> bool:
 
 
 def write_counts(
-    conn: sqlite3.Connection, counts: CorpusCounts, chunks: Sequence[Chunk] = ()
+    conn: sqlite3.Connection,
+    counts: CorpusCounts,
+    lines: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> None:
-    """Write ``counts`` and the line counts of ``chunks`` into the (new) docstore of ``conn``."""
+    """Write ``counts`` and the line counts ``lines`` (:func:`line_counts`) into a new docstore."""
     conn.executescript(_SCHEMA)
     with conn:
         for kind, table in TABLES.items():
@@ -91,7 +93,7 @@ def write_counts(
                 f'INSERT INTO {table} ("key", n) VALUES (?, ?)',
                 ((key, values[key]) for key in sorted(values) if values[key] > 0),
             )
-        hashes, numbers = line_counts(chunks)
+        hashes, numbers = lines if lines is not None else line_counts(())
         conn.executemany(
             "INSERT INTO line_df (h, n) VALUES (?, ?)",
             zip(hashes.tolist(), numbers.tolist(), strict=True),

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sealgraph.index._statistics import write_counts
+import numpy as np
+
+from sealgraph.index._statistics import line_counts, write_counts
 from sealgraph.text.statistics import CorpusCounts
 from sealgraph.types import Chunk, Document
 
@@ -92,34 +94,98 @@ def write_docstore(
     lexicon); ``statistics`` are the corpus counts of ``chunks``
     (:mod:`sealgraph.index._statistics`).
     """
-    conn = sqlite3.connect(path)
+    writer = DocstoreWriter(path, name_key)
     try:
-        conn.executescript(_SCHEMA)
-        with conn:
-            conn.executemany(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
-                (
-                    (d.doc_id, i, d.title, d.source, _dumps(d.metadata))
-                    for i, d in enumerate(documents)
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                chunk_rows(chunks, hashes),
-            )
-            if files:
-                conn.executemany(
-                    "INSERT INTO document_files VALUES (?, ?)",
-                    ((d.doc_id, files[d.doc_id]) for d in documents if d.doc_id in files),
-                )
-            conn.executemany(
-                'INSERT INTO names ("key", rank, position, chunk_id) VALUES (?, ?, ?, ?)',
-                name_rows(documents, chunks, name_key),
-            )
-        if statistics is not None:
-            write_counts(conn, statistics, chunks)
+        writer.add(documents, chunks, hashes, files)
+        writer.finish(statistics, line_counts(chunks) if statistics is not None else None)
     finally:
-        conn.close()
+        writer.close()
+
+
+class DocstoreWriter:
+    """Writes a new docstore batch by batch: rows, positions and names go on across batches.
+
+    Nothing of a batch is kept once it is written, so a build's memory does not grow
+    with the corpus. The indexes are made once at :meth:`finish` (faster than keeping
+    them up to date row by row); the file is the build's own until it is swapped in,
+    so it is written without a journal.
+    """
+
+    def __init__(self, path: Path, name_key: Callable[[str], str]) -> None:
+        self._conn = sqlite3.connect(path)
+        self._conn.execute("PRAGMA journal_mode = OFF")
+        self._conn.execute("PRAGMA synchronous = OFF")  # the build fsyncs the folder at the end
+        tables, _ = _split_schema()
+        self._conn.executescript(tables)
+        self._name_key = name_key
+        self.n_rows = 0
+        """Chunks written so far (the next chunk's row)."""
+        self.n_documents = 0
+        """Documents written so far (the next document's position)."""
+        self._title_position = 0
+
+    def add(
+        self,
+        documents: Sequence[Document | DocumentRow],
+        chunks: Sequence[Chunk],
+        hashes: Sequence[str],
+        files: Mapping[str, str] | None = None,
+    ) -> None:
+        """Write documents and their chunks (in order; the chunks get the next rows)."""
+        conn = self._conn
+        conn.executemany(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
+            (
+                (d.doc_id, self.n_documents + i, d.title, d.source, _dumps(_metadata(d)))
+                for i, d in enumerate(documents)
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            chunk_rows(chunks, hashes, self.n_rows),
+        )
+        if files:
+            conn.executemany(
+                "INSERT INTO document_files VALUES (?, ?)",
+                ((d.doc_id, files[d.doc_id]) for d in documents if d.doc_id in files),
+            )
+        names = list(
+            name_rows_from(documents, chunks, self._name_key, self._title_position, self.n_rows)
+        )
+        conn.executemany(
+            'INSERT INTO names ("key", rank, position, chunk_id) VALUES (?, ?, ?, ?)', names
+        )
+        self._title_position += sum(1 for row in names if row[1] == 0)
+        self.n_rows += len(chunks)
+        self.n_documents += len(documents)
+
+    def finish(
+        self,
+        statistics: CorpusCounts | None,
+        lines: tuple[np.ndarray, np.ndarray] | None,
+    ) -> None:
+        """Write the corpus counts (when given), make the indexes, commit."""
+        _, indexes = _split_schema()
+        self._conn.executescript(indexes)
+        self._conn.commit()
+        if statistics is not None:
+            write_counts(self._conn, statistics, lines)
+
+    def close(self) -> None:
+        """Close the file (what was not finished is not committed)."""
+        self._conn.close()
+
+
+def _metadata(doc: Document | DocumentRow) -> Any:
+    return getattr(doc, "metadata", {})
+
+
+def _split_schema() -> tuple[str, str]:
+    """Return the schema's ``CREATE TABLE`` statements, and its ``CREATE INDEX`` statements."""
+    statements = [s.strip() for s in _SCHEMA.split(";") if s.strip()]
+    tables = ";\n".join(s for s in statements if not s.startswith("CREATE INDEX")) + ";"
+    indexes = ";\n".join(s for s in statements if s.startswith("CREATE INDEX")) + ";"
+    return tables, indexes
 
 
 def chunk_rows(

@@ -308,8 +308,9 @@ class CorpusKnowledge:
         if lines is None:
             with self._tables_lock:
                 if self._common_lines is None:
-                    self._common_lines = _built_lines(self.index) or repeated_lines(
-                        self.index.iter_chunks()
+                    built = _built_lines(self.index)  # (may be empty: no line repeats)
+                    self._common_lines = (
+                        built if built is not None else repeated_lines(self.index.iter_chunks())
                     )
                 lines = self._common_lines
         return lines

@@ -119,7 +119,7 @@ def test_failed_build_keeps_the_old_index(tmp_path, tiny_docs_dir, monkeypatch):
     def crash(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(build_module, "write_lexical", crash)
+    monkeypatch.setattr(build_module.LexicalWriter, "finish", crash)
     monkeypatch.setattr(append_module, "write_lexical", crash)  # an add goes row by row
     with pytest.raises(RuntimeError, match="disk on fire"):
         build_index(tiny_docs_dir, path, embedder="none")

@@ -68,6 +68,7 @@ def test_an_index_with_current_counts_is_read_not_counted(tiny_index, tmp_path, 
     reference = name_document_frequencies(load_index(copy).iter_chunks())
     for name, count in reference.items():
         assert kn.distinctive_name(name) == (count <= 5)
+    assert "no line repeats here" not in kn.common_lines  # read, though none repeats
     assert scans == []  # no pass over the chunks
     assert not (copy / DERIVED_DIR / TABLES_CACHE).exists()
 
