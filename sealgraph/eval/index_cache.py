@@ -39,7 +39,7 @@ EVAL_INDEX_DIR = "eval-index"
 DEFAULT_MAX_CHUNK_TOKENS = 256
 """Chunk size used to build evaluation indexes (``build_index``'s default)."""
 
-_FINGERPRINT_VERSION = 5  # bump when a cached index changes meaning (5: name counts)
+_FINGERPRINT_VERSION = 6  # bump when a cached index changes meaning (6: line counts)
 
 
 @dataclass(frozen=True, slots=True)

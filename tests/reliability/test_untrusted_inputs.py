@@ -448,7 +448,7 @@ def test_a_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch):
         def fail(*_args, error=error, **_kwargs):
             raise error
 
-        monkeypatch.setattr(build, "write_docstore", fail)
+        monkeypatch.setattr(build.DocstoreWriter, "add", fail)
         with pytest.raises(build.DiskFullError, match=r"no space left in .* needs about"):
             build_index(docs, tmp_path / "idx", embedder="none")
         assert not (tmp_path / "idx").exists()
