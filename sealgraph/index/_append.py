@@ -303,7 +303,7 @@ def _update_docstore(
                 chunk_rows(plan.chunks, hashes, first_row),
             )
             conn.executemany(
-                "INSERT INTO document_files VALUES (?, ?)",
+                "INSERT INTO document_files (doc_id, path) VALUES (?, ?)",
                 (
                     (d.doc_id, given_files[d.doc_id])
                     for d in plan.documents

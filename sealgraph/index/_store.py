@@ -52,7 +52,10 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_doc_ord ON chunks (doc_id, ord);
 CREATE TABLE document_files (
     doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id),
-    path   TEXT NOT NULL
+    path   TEXT NOT NULL,
+    -- Room for the loaders' map from indexed-text offsets to offsets in the raw file
+    -- (front matter, markup and normalisation moved them), NULL until one is recorded.
+    offset_map TEXT
 );
 CREATE TABLE names (
     "key"    TEXT NOT NULL,
@@ -146,7 +149,7 @@ class DocstoreWriter:
         )
         if files:
             conn.executemany(
-                "INSERT INTO document_files VALUES (?, ?)",
+                "INSERT INTO document_files (doc_id, path) VALUES (?, ?)",
                 ((d.doc_id, files[d.doc_id]) for d in documents if d.doc_id in files),
             )
         names = list(

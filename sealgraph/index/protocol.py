@@ -8,10 +8,21 @@ lexically, which a retriever cannot do. :func:`require_search_index` turns such 
 value into a clear :class:`~sealgraph.errors.InputError`.
 
 :class:`CorpusStatisticsSource` is optional: an index that keeps its corpus's counts
-(BM25's document frequencies and proper-name counts, made at build time and kept
-current by adds and removals) offers them, and the offline reasoner reads them
-instead of counting the whole corpus at its first question. Another engine
-implementing :class:`SearchIndex` should offer them too at scale.
+(BM25's document frequencies, proper-name counts and repeated lines, made at build
+time and kept current by adds and removals) offers them, and the offline reasoner
+and the packer read them instead of reading the whole corpus at the first question;
+its bulk reads (``document_headings``, ``first_chunk_texts``) spare the reasoner's
+gazetteer one lookup per chunk. Another engine implementing :class:`SearchIndex`
+(the Qdrant issue) should offer them too at scale. Who reads what:
+
+* the graph's search step: ``search_lexical``, ``search_dense``, ``search_hybrid``,
+  ``embed_query`` / ``embed_queries``, ``n_chunks``, ``has_dense``;
+* the ledger and the offline reasoner: ``get_chunk(s)``, ``doc_chunks``,
+  ``neighbors``, ``titles``, ``headings``, ``lookup_title``, ``score_lexical``,
+  ``chunk_vectors``, and the optional counts;
+* packing (bubble, relevant segments, semantic window): ``doc_chunks``,
+  ``neighbors``, ``embed_texts``, the repeated lines;
+* the evaluation: ``iter_chunks``, ``manifest``, ``path``, ``get_chunks``.
 """
 
 from __future__ import annotations
@@ -128,11 +139,19 @@ class CorpusStatisticsSource(Protocol):
         """Chunks whose indexed text holds the lexical token ``term`` (a stem), now."""
 
     def statistics(self) -> Any:
-        """Return the proper-name counts (``n_chunks``, ``names.get(key, 0)``), or None.
+        """Return the corpus counts, or None.
 
-        None when the index holds none, or when they were counted by other code or
-        another lexicon (see :class:`sealgraph.index._statistics.CorpusStatistics`).
+        ``n_chunks``, ``names.get(key, 0)`` (chunks writing a proper name) and
+        ``repeated_lines()`` (a container of the line keys many documents repeat);
+        None when the index holds none, or when they were counted otherwise (another
+        counting version or lexicon; see :class:`sealgraph.index._statistics.CorpusStatistics`).
         """
+
+    def document_headings(self) -> list[tuple[str, str]]:
+        """``(doc_id, own section heading)`` of every chunk that has one, in one read."""
+
+    def first_chunk_texts(self) -> list[tuple[str, str]]:
+        """``(doc_id, text of its first chunk)`` of every document, in one read."""
 
 
 def require_search_index(value: object, *, where: str, expected: str) -> SearchIndex:

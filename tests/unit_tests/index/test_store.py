@@ -73,3 +73,16 @@ def test_index_files_hold_no_pickles(tiny_index):
     for path in tiny_index.path.rglob("*"):
         if path.is_file():
             assert not path.read_bytes().startswith(b"\x80"), f"{path} looks like a pickle"
+
+
+def test_each_document_file_has_room_for_an_offset_map(tmp_path):
+    path = tmp_path / "docstore.sqlite"
+    write_docstore(path, DOCS, CHUNKS, HASHES, {"a.md": "/docs/a.md"}, name_key=str.lower)
+    conn = sqlite3.connect(path)
+    try:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(document_files)")]
+        rows = conn.execute("SELECT doc_id, path, offset_map FROM document_files").fetchall()
+    finally:
+        conn.close()
+    assert columns == ["doc_id", "path", "offset_map"]
+    assert rows == [("a.md", "/docs/a.md", None)]  # recorded by the loaders later
