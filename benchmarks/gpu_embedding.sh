@@ -14,7 +14,7 @@
 #   3. the max abs difference (and the lowest cosine) between the CUDA and the CPU vectors of
 #      those N_CPU texts: fp32 on both, so it should be float noise (< 1e-4);
 #   4. the same on CUDA with --precision fp16 (faster, not the default; differs more);
-#   5. `sealgraph index corpus.jsonl --device cuda` end to end (chunking, BM25, FAISS, the
+#   5. `sealgraph index corpus.jsonl --device cuda` end to end (chunking, BM25, vectors, the
 #      manifest): wall time and chunks/s, and that `--device cuda` on the CLI works.
 # Installs nothing. About 1-3 minutes on an H100 with 16 cores (the CPU part dominates).
 set -euo pipefail
@@ -113,7 +113,7 @@ import sys
 manifest = json.load(open(f"{sys.argv[1]}/manifest.json"))
 chunks, seconds = manifest["counts"]["chunks"], float(sys.argv[3]) - float(sys.argv[2])
 print(f"sealgraph index --device {sys.argv[4]}: {chunks:,} chunks in {seconds:.1f} s end to end "
-      f"= {chunks / seconds:,.0f} chunks/s (process start, chunking, BM25, FAISS included); "
+      f"= {chunks / seconds:,.0f} chunks/s (process start, chunking, BM25, vectors included); "
       f"embedder {manifest['embedder']}")
 PY
 fi
