@@ -49,12 +49,13 @@ from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._ivf import IVF_FILES
-from sealgraph.index._lexical import LexicalIndex, segment_files
+from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._progress import ProgressFn
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
+from sealgraph.index._segments import DELETED_FILE
 from sealgraph.index._statistics import CorpusStatistics
 from sealgraph.index._statistics import is_current as is_current_statistics
 from sealgraph.index._store import DOCSTORE_FILE, count_rows
@@ -394,6 +395,10 @@ def load_index(
         required.extend(DENSE_FILES)
     if ann:
         required.extend(IVF_FILES)
+    # The deletion list of an index added to row by row: checked when listed.
+    deleted = f"{LEXICAL_DIR}/{DELETED_FILE}"
+    if deleted in manifest["files"]:
+        required.append(deleted)
     # Files of earlier versions (the offline reasoner's tables) are checked when listed.
     required.extend(name for name in LEGACY_FILES if name in manifest["files"])
     verify_files(path, manifest, tuple(required))  # quick digests: the full check is --verify
@@ -572,6 +577,8 @@ class Index:
                 isinstance(entry, dict)
                 and is_current_statistics(entry, self._lexicon)
                 and entry.get("n_chunks") == self._n_chunks
+                and type(entry.get("n_documents")) is int  # a manifest is data: checked
+                and isinstance(entry.get("lexicon"), str)
             ):
                 self._statistics = CorpusStatistics(self._path / DOCSTORE_FILE, entry)
         return self._statistics

@@ -148,8 +148,12 @@ class InvertedFile:
             or offsets.shape != (len(centroids) + 1,)
             or rows.ndim != 1
             or int(offsets[-1]) != len(rows)
+            or int(offsets[0]) != 0
+            or bool(np.any(np.diff(offsets) < 0))
         ):
             raise ValueError("the inverted file's arrays do not fit together")
+        if len(rows) and (int(np.min(rows)) < 0 or int(np.max(rows)) >= len(rows)):
+            raise ValueError("the inverted file names rows the vectors do not hold")
         return cls(centroids, offsets, rows)
 
     def candidates(self, query: np.ndarray, probe: int) -> np.ndarray:

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sealgraph.errors import IndexCorruptError
+
 __all__ = [
     "BM25",
     "Segment",
@@ -224,6 +226,13 @@ class Segments:
             if deleted_file.is_file()
             else np.zeros(0, np.int64)
         )
+        if self.deleted.size and (
+            self.deleted.ndim != 1
+            or self.deleted.dtype.kind not in "iu"
+            or int(self.deleted.min()) < 0
+            or int(self.deleted.max()) >= self.n_rows
+        ):
+            raise ValueError(f"{DELETED_FILE} names rows the segments do not hold")
         self.live = np.ones(self.n_rows, dtype=bool)
         if self.deleted.size:
             self.live[self.deleted] = False
@@ -267,6 +276,14 @@ class Segments:
             postings = []
             for segment, tid in hits:
                 rows, tfs = segment.postings(tid)
+                start = segment.info.first_row
+                # Postings are sorted by row: the ends bound them. A damaged or crafted
+                # segment is refused here, where it is read, not at open (which reads none).
+                if rows.size and (rows[0] < start or rows[-1] >= start + segment.info.n_rows):
+                    raise IndexCorruptError(
+                        f"damaged index: lexical segment {segment.info.name} holds rows outside "
+                        f"its range; check it with `sealgraph index --verify`"
+                    )
                 keep = self.live[rows]
                 if not keep.all():
                     rows, tfs = rows[keep], tfs[keep]

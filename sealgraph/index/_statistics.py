@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -264,10 +264,6 @@ class DocumentFrequencies:
                     self._cache.popitem(last=False)
         return hit if hit else default
 
-    def many(self, keys: Iterable[str]) -> dict[str, int]:
-        """Return the counts of several keys at once (0 for a key with none)."""
-        return {key: self.get(key) for key in keys}
-
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) > 0
 
@@ -292,8 +288,6 @@ class CorpusStatistics:
         """Fingerprint of the lexicon they were counted with."""
         self.code: str = str(entry.get("code", ""))
         """Fingerprint of the code that counted them (for the record)."""
-        self.version = entry.get("version")
-        """What the counts mean (:data:`sealgraph.text.statistics.STATISTICS_VERSION`)."""
         self.names = DocumentFrequencies(docstore, TABLES["names"])
         """Proper-name key -> chunks writing it."""
         self.n_documents: int = int(entry.get("n_documents", 0))
@@ -312,10 +306,6 @@ class CorpusStatistics:
                 conn.close()
             self._repeated = RepeatedLines(frozenset(found))
         return self._repeated
-
-    def is_current(self, lex: Lexicon) -> bool:
-        """Tell whether this code with ``lex`` would count the same tables."""
-        return is_current({"version": self.version, "lexicon": self.lexicon}, lex)
 
 
 class RepeatedLines:

@@ -212,20 +212,6 @@ def chunk_rows(
         )
 
 
-def name_rows(
-    documents: Sequence[Document | DocumentRow],
-    chunks: Sequence[Chunk],
-    name_key: Callable[[str], str],
-) -> Iterator[tuple[str, int, int, str]]:
-    """Yield the rows of the ``names`` table: ``(key, rank, position, chunk_id)``.
-
-    A name's chunks are, first (rank 0), every chunk of each document whose title has
-    that key, documents in order; then (rank 1) every other chunk whose own section
-    heading has that key, by row.
-    """
-    return name_rows_from(documents, chunks, name_key, 0, 0)
-
-
 def name_rows_from(
     documents: Sequence[Document | DocumentRow],
     chunks: Sequence[Chunk],
@@ -233,10 +219,12 @@ def name_rows_from(
     first_position: int,
     first_row: int,
 ) -> Iterator[tuple[str, int, int, str]]:
-    """Yield :func:`name_rows` of documents added after others.
+    """Yield the rows of the ``names`` table: ``(key, rank, position, chunk_id)``.
 
-    Positions and rows go on from ``first_position`` and ``first_row`` (the rows of
-    the chunks).
+    A name's chunks are, first (rank 0), every chunk of each document whose title has
+    that key, documents in order; then (rank 1) every other chunk whose own section
+    heading has that key, by row. Positions and rows go on from ``first_position`` and
+    ``first_row`` (a batch or an add after other documents).
     """
     rows_of: dict[str, list[int]] = {}
     for row, chunk in enumerate(chunks):

@@ -77,3 +77,15 @@ def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
     removed = remove_documents(path, ["d99.md"], embedder=hash_embedder, warn=lambda m: None)
     assert removed.n_chunks == 12 and removed.manifest["ann"]["kind"] == "ivf"
     assert removed.search_dense("Note 3 is about topic 3.", 1)
+
+
+def test_an_inverted_file_naming_rows_it_does_not_hold_is_refused(tmp_path):
+    import pytest
+
+    vectors = clustered(200)
+    InvertedFile.build(vectors).save(tmp_path)
+    rows = np.load(tmp_path / "ivf" / "rows.npy")
+    rows[0] = 5_000
+    np.save(tmp_path / "ivf" / "rows.npy", rows, allow_pickle=False)
+    with pytest.raises(ValueError, match="rows the vectors do not hold"):
+        InvertedFile.load(tmp_path)

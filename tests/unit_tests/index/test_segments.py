@@ -96,3 +96,21 @@ def test_terms_are_found_in_sorted_order_and_unknown_terms_are_absent(tmp_path):
     assert segment.term_id("grain") >= 0 and segment.term_id("zzz") == -1
     rows, tfs = segment.postings(segment.term_id("grain"))
     assert rows.tolist() == [2, 5] and tfs.tolist() == [1, 3]
+
+
+def test_a_crafted_deletion_list_or_posting_is_refused_not_a_crash(tmp_path):
+    from sealgraph.errors import IndexCorruptError
+
+    infos = write(tmp_path, DOCS, [3])
+    np.save(tmp_path / DELETED_FILE, np.array([99], dtype=np.int64), allow_pickle=False)
+    with pytest.raises(ValueError, match="names rows"):
+        Segments(tmp_path, infos, K1, B)
+    (tmp_path / DELETED_FILE).unlink()
+    rows = tmp_path / infos[0].name / "rows.npy"
+    crafted = np.load(rows)
+    crafted[-1] = 10_000  # a row far outside the segment
+    np.save(rows, crafted, allow_pickle=False)
+    segments = Segments(tmp_path, infos, K1, B)
+    with pytest.raises(IndexCorruptError, match="outside its range"):
+        for tokens in DOCS:
+            segments.scores(tokens)
