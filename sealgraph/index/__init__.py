@@ -580,7 +580,9 @@ class Index:
                 and type(entry.get("n_documents")) is int  # a manifest is data: checked
                 and isinstance(entry.get("lexicon"), str)
             ):
-                self._statistics = CorpusStatistics(self._path / DOCSTORE_FILE, entry)
+                self._statistics = CorpusStatistics(
+                    self._path / DOCSTORE_FILE, entry, self._lexicon
+                )
         return self._statistics
 
     # -- chunk access -----------------------------------------------------------

@@ -34,6 +34,12 @@ import numpy as np
 
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex, PartialEmbeddings
 from sealgraph.index._embed import embed_chunks
+from sealgraph.index._gazetteer import (
+    create_gazetteer_tables,
+    delete_gazetteer_rows,
+    rewrite_key_filter,
+    write_gazetteer_rows,
+)
 from sealgraph.index._ivf import IVF_FILES
 from sealgraph.index._lexical import LEXICAL_DIR, write_lexical
 from sealgraph.index._manifest import (
@@ -57,6 +63,7 @@ from sealgraph.index._store import (
     name_rows_from,
 )
 from sealgraph.text.chunking import SPLITTER_VERSION, indexed_text
+from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.statistics import chunk_names
 from sealgraph.types import Chunk, Document
 
@@ -168,7 +175,7 @@ def write_append(
     plan: AppendPlan,
     given_files: dict[str, str],
     *,
-    lex: Any,
+    lex: Lexicon,
     name_key: Callable[[str], str],
     embedder: Any,
     report: Any,
@@ -187,7 +194,7 @@ def write_append(
     texts = [indexed_text(c) for c in plan.chunks]
     hashes = plan.hashes = [content_hash(t) for t in texts]
     n_docs, n_chunks = _update_docstore(
-        tmp / DOCSTORE_FILE, plan, given_files, hashes, n_rows, name_key
+        tmp / DOCSTORE_FILE, plan, given_files, hashes, n_rows, name_key, lex
     )
     new_infos = write_lexical(tmp, texts, lex, first_row=n_rows, first_number=_next(infos))
     deleted = _deleted_rows(index_dir, plan.gone_rows)
@@ -272,12 +279,15 @@ def _update_docstore(
     hashes: Sequence[str],
     first_row: int,
     name_key: Callable[[str], str],
+    lex: Lexicon,
 ) -> tuple[int, int]:
     """Drop the changed documents' old records, add the new ones; return the counts."""
     ids = [doc.doc_id for doc in plan.documents]
     conn = sqlite3.connect(path)
     try:
+        create_gazetteer_tables(conn)
         with conn:
+            delete_gazetteer_rows(conn, ids)
             for i in range(0, len(ids), _BATCH):
                 part = ids[i : i + _BATCH]
                 marks = ",".join("?" * len(part))
@@ -319,6 +329,8 @@ def _update_docstore(
                     plan.documents, plan.chunks, name_key, title_position + 1, first_row
                 ),
             )
+            write_gazetteer_rows(conn, plan.documents, plan.chunks, lex)
+            rewrite_key_filter(conn)
             _update_names(conn, plan.gone_texts, [c.text for c in plan.chunks])
             texts_of: dict[str, list[str]] = {}
             for chunk in plan.chunks:

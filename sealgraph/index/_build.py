@@ -213,7 +213,7 @@ def _write_documents(
     is written (a million chunks' text is gigabytes). Only an embedder needs the
     indexed texts of every chunk at once.
     """
-    store = DocstoreWriter(tmp / DOCSTORE_FILE, name_key(plan.lex))
+    store = DocstoreWriter(tmp / DOCSTORE_FILE, name_key(plan.lex), plan.lex)
     try:
         lexical = LexicalWriter(tmp)
         names: Counter[str] = Counter()
@@ -230,7 +230,7 @@ def _write_documents(
         )
         for start, batch in zip(range(0, len(documents), BATCH), batches, strict=True):
             stop = min(start + BATCH, len(documents))
-            store.add(documents[start:stop], batch.chunks, batch.hashes, files)
+            store.add(documents[start:stop], batch.chunks, batch.hashes, files, batch.gazetteer)
             for tokens in batch.tokens:
                 lexical.add(tokens)
             names.update(batch.names)

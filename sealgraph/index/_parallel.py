@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sealgraph.errors import ConfigError
+from sealgraph.index._gazetteer import GazetteerRows, document_rows
 from sealgraph.index._store import content_hash
 from sealgraph.text.chunking import chunk_document, indexed_text
 from sealgraph.text.lexicon import Lexicon, use_lexicon
@@ -57,6 +58,8 @@ class Processed:
     """Each chunk's content hash (of its indexed text)."""
     lines: np.ndarray
     """Each document's line hashes (:func:`~sealgraph.text.lines.document_line_hashes`), joined."""
+    gazetteer: GazetteerRows
+    """The documents' rows of the gazetteer tables (:func:`~sealgraph.index._gazetteer.document_rows`)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def _process(batch: Sequence[Document]) -> Processed:
             names.update(chunk_names(chunk.text))
         lines = [line for doc in batch for line in _document_lines(doc.doc_id, chunks)]
     hashes = [content_hash(text) for text in texts]
-    return Processed(chunks, tokens, names, hashes, np.asarray(lines, dtype=np.int64))
+    gazetteer = document_rows(batch, chunks, settings.lex)
+    return Processed(chunks, tokens, names, hashes, np.asarray(lines, dtype=np.int64), gazetteer)
 
 
 def _document_lines(doc_id: str, chunks: Sequence[Chunk]) -> list[int]:

@@ -19,6 +19,11 @@ from sealgraph.index._build import (
     manifest_lexicon,
     sealgraph_version,
 )
+from sealgraph.index._gazetteer import (
+    create_gazetteer_tables,
+    rewrite_key_filter,
+    write_gazetteer_rows,
+)
 from sealgraph.index._lexical import LEXICAL_DIR, write_lexical
 from sealgraph.index._lifecycle import LEGACY_FILES, inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
@@ -30,9 +35,9 @@ from sealgraph.index._manifest import (
 from sealgraph.index._segments import DELETED_FILE
 from sealgraph.index._staging import staging, tree_bytes
 from sealgraph.index._statistics import is_current, line_counts, statistics_entry, write_counts
-from sealgraph.index._store import DOCSTORE_FILE, read_docstore, read_rows
+from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore, read_rows
 from sealgraph.ingest import WarnFn, warn_stderr
-from sealgraph.text.lexicon import get_lexicon, lexicon_spec
+from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
 from sealgraph.text.statistics import CorpusCounts
 from sealgraph.types import Chunk
 
@@ -77,7 +82,7 @@ def refresh_lexical_dir(
         ]
         verify_files(index_dir, manifest, tuple(kept))
         try:
-            _, chunks, _ = read_docstore(index_dir / DOCSTORE_FILE)
+            documents, chunks, _ = read_docstore(index_dir / DOCSTORE_FILE)
             rows = read_rows(index_dir / DOCSTORE_FILE)
         except (OSError, ValueError, KeyError, TypeError, sqlite3.DatabaseError) as exc:
             raise IndexCorruptError(
@@ -100,7 +105,7 @@ def refresh_lexical_dir(
                     allow_pickle=False,
                 )
             if not is_current(manifest.get("statistics"), lex):
-                _recount(tmp / DOCSTORE_FILE, chunks)
+                _recount(tmp / DOCSTORE_FILE, documents, chunks, lex)
                 manifest["statistics"] = statistics_entry(lex, len(chunks), tmp / DOCSTORE_FILE)
             manifest.update(file_digests(tmp))
             manifest["lexicon"] = lexicon_spec(lex)
@@ -112,8 +117,10 @@ def refresh_lexical_dir(
         return finish(index_dir)
 
 
-def _recount(docstore: Path, chunks: list[Chunk]) -> None:
-    """Replace the hard-linked ``docstore`` by a copy holding counts of ``chunks``."""
+def _recount(
+    docstore: Path, documents: list[DocumentRow], chunks: list[Chunk], lex: Lexicon
+) -> None:
+    """Replace the hard-linked ``docstore`` by a copy holding counts and names of ``chunks``."""
     linked = docstore.with_name(docstore.name + ".linked")
     os.replace(docstore, linked)
     shutil.copyfile(linked, docstore)
@@ -125,7 +132,13 @@ def _recount(docstore: Path, chunks: list[Chunk]) -> None:
         with conn:
             conn.execute("DROP TABLE IF EXISTS name_df")
             conn.execute("DROP TABLE IF EXISTS line_df")
+            for table in ("gazetteer", "title_words", "gazetteer_keys"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
         write_counts(conn, counts, line_counts(chunks))
+        create_gazetteer_tables(conn)
+        with conn:
+            write_gazetteer_rows(conn, documents, chunks, lex)
+            rewrite_key_filter(conn)
     finally:
         conn.close()
 

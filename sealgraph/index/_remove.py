@@ -105,6 +105,7 @@ def remove_documents_dir(
                 hashes,
                 stored.files,
                 name_key=name_key(lex),
+                lex=lex,
                 statistics=statistics,
             )
             segments = write_lexical(tmp, (indexed_text(chunk) for chunk in removal.kept), lex)

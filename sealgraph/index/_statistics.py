@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from sealgraph.index._gazetteer import StoredGazetteer
 from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.lines import document_line_hashes, line_hash, repeated_floor
 from sealgraph.text.statistics import STATISTICS_VERSION, CorpusCounts, statistics_fingerprint
@@ -281,7 +282,7 @@ class CorpusStatistics:
     here ``names`` is a :class:`DocumentFrequencies` read on demand.
     """
 
-    def __init__(self, docstore: Path, entry: dict[str, Any]) -> None:
+    def __init__(self, docstore: Path, entry: dict[str, Any], lex: Lexicon | None = None) -> None:
         self.n_chunks: int = int(entry["n_chunks"])
         """Chunks counted."""
         self.lexicon: str = str(entry["lexicon"])
@@ -294,6 +295,17 @@ class CorpusStatistics:
         """Documents with at least one chunk."""
         self._docstore = docstore
         self._repeated: RepeatedLines | None = None
+        self._lex = lex
+        self._gazetteer: StoredGazetteer | None = None
+
+    def gazetteer(self) -> StoredGazetteer | None:
+        """Return the names of every document, as the reasoner's gazetteer reads them.
+
+        None without the index's lexicon (the keys are that lexicon's).
+        """
+        if self._gazetteer is None and self._lex is not None:
+            self._gazetteer = StoredGazetteer(self._docstore, self._lex)
+        return self._gazetteer
 
     def repeated_lines(self) -> RepeatedLines:
         """Return the lines at least :func:`~sealgraph.text.lines.repeated_floor` documents hold."""

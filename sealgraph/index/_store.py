@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from sealgraph.index._gazetteer import (
+    GazetteerRows,
+    create_gazetteer_tables,
+    rewrite_key_filter,
+    write_gazetteer_rows,
+)
 from sealgraph.index._statistics import line_counts, write_counts
+from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.statistics import CorpusCounts
 from sealgraph.types import Chunk, Document
 
@@ -88,6 +95,7 @@ def write_docstore(
     *,
     name_key: Callable[[str], str],
     statistics: CorpusCounts | None = None,
+    lex: Lexicon | None = None,
 ) -> None:
     """Create the docstore at ``path``; chunk ``i`` gets row ``i`` and ``hashes[i]``.
 
@@ -95,9 +103,10 @@ def write_docstore(
     not in ``documents`` are ignored); ``name_key`` normalises a title or heading
     for the names table (:func:`sealgraph.text.names.normalize_name` with the index's
     lexicon); ``statistics`` are the corpus counts of ``chunks``
-    (:mod:`sealgraph.index._statistics`).
+    (:mod:`sealgraph.index._statistics`); with ``lex`` (the index's lexicon) the
+    reasoner's gazetteer is written too (:mod:`sealgraph.index._gazetteer`).
     """
-    writer = DocstoreWriter(path, name_key)
+    writer = DocstoreWriter(path, name_key, lex)
     try:
         writer.add(documents, chunks, hashes, files)
         writer.finish(statistics, line_counts(chunks) if statistics is not None else None)
@@ -114,13 +123,18 @@ class DocstoreWriter:
     so it is written without a journal.
     """
 
-    def __init__(self, path: Path, name_key: Callable[[str], str]) -> None:
+    def __init__(
+        self, path: Path, name_key: Callable[[str], str], lex: Lexicon | None = None
+    ) -> None:
         self._conn = sqlite3.connect(path)
         self._conn.execute("PRAGMA journal_mode = OFF")
         self._conn.execute("PRAGMA synchronous = OFF")  # the build fsyncs the folder at the end
         tables, _ = _split_schema()
         self._conn.executescript(tables)
+        if lex is not None:
+            create_gazetteer_tables(self._conn)
         self._name_key = name_key
+        self._lex = lex
         self.n_rows = 0
         """Chunks written so far (the next chunk's row)."""
         self.n_documents = 0
@@ -133,8 +147,12 @@ class DocstoreWriter:
         chunks: Sequence[Chunk],
         hashes: Sequence[str],
         files: Mapping[str, str] | None = None,
+        gazetteer: GazetteerRows | None = None,
     ) -> None:
-        """Write documents and their chunks (in order; the chunks get the next rows)."""
+        """Write documents and their chunks (in order; the chunks get the next rows).
+
+        ``gazetteer`` are the documents' gazetteer rows when made already.
+        """
         conn = self._conn
         conn.executemany(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
@@ -158,6 +176,8 @@ class DocstoreWriter:
         conn.executemany(
             'INSERT INTO names ("key", rank, position, chunk_id) VALUES (?, ?, ?, ?)', names
         )
+        if self._lex is not None:
+            write_gazetteer_rows(conn, documents, chunks, self._lex, gazetteer)
         self._title_position += sum(1 for row in names if row[1] == 0)
         self.n_rows += len(chunks)
         self.n_documents += len(documents)
@@ -170,6 +190,8 @@ class DocstoreWriter:
         """Write the corpus counts (when given), make the indexes, commit."""
         _, indexes = _split_schema()
         self._conn.executescript(indexes)
+        if self._lex is not None:
+            rewrite_key_filter(self._conn)
         self._conn.commit()
         if statistics is not None:
             write_counts(self._conn, statistics, lines)

@@ -8,8 +8,9 @@ lexically, which a retriever cannot do. :func:`require_search_index` turns such 
 value into a clear :class:`~sealgraph.errors.InputError`.
 
 :class:`CorpusStatisticsSource` is optional: an index that keeps its corpus's counts
-(BM25's document frequencies, proper-name counts and repeated lines, made at build
-time and kept current by adds and removals) offers them, and the offline reasoner
+(BM25's document frequencies, proper-name counts, repeated lines and the gazetteer's
+names of each document, made at build time and kept current by adds and removals)
+offers them, and the offline reasoner
 and the packer read them instead of reading the whole corpus at the first question;
 its bulk reads (``document_headings``, ``first_chunk_texts``) spare the reasoner's
 gazetteer one lookup per chunk. Another engine implementing :class:`SearchIndex`
@@ -141,9 +142,11 @@ class CorpusStatisticsSource(Protocol):
     def statistics(self) -> Any:
         """Return the corpus counts, or None.
 
-        ``n_chunks``, ``names.get(key, 0)`` (chunks writing a proper name) and
-        ``repeated_lines()`` (a container of the line keys many documents repeat);
-        None when the index holds none, or when they were counted otherwise (another
+        ``n_chunks``, ``names.get(key, 0)`` (chunks writing a proper name),
+        ``repeated_lines()`` (a container of the line keys many documents repeat) and
+        ``gazetteer()`` (every document's names, read on demand: a
+        :class:`sealgraph.ledger.gazetteer.GazetteerTables`, or None); None when the
+        index holds none, or when they were counted otherwise (another
         counting version or lexicon; see :class:`sealgraph.index._statistics.CorpusStatistics`).
         """
 

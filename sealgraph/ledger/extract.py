@@ -170,7 +170,7 @@ def passage_features(chunk: Chunk, gazetteer: Gazetteer) -> PassageFeatures:
     """Read a passage's mentions, qualifiers and words (pure; cache the result)."""
     spans = chunk.sentences or ((0, len(chunk.text)),)
     text = chunk.text
-    topic = gazetteer.title_key.get(chunk.doc_id) or normalize_name(chunk.title)
+    topic = gazetteer.title_key(chunk.doc_id) or normalize_name(chunk.title)
     mentions = []
     names: list[tuple[int, int]] = []
     for m in gazetteer.find_mentions(text):

@@ -9,23 +9,38 @@ links to the document titled *Payments Platform Team*.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
+from typing import Protocol
 
-from sealgraph.text.lexicon import WORD_RE, active, fold
-from sealgraph.text.names import normalize_name, token_key, tokenize_with_offsets
+from sealgraph.text.aliases import (
+    KIND_OF_RANK,
+    KIND_RANK,
+    acronym,
+    declared_aliases,
+    document_entries,
+    strip_org_suffix,
+    title_aliases,
+    title_words,
+    word_in_title,
+)
+from sealgraph.text.lexicon import active
+from sealgraph.text.names import normalize_name, tokenize_with_offsets
 
-_TOKEN_RE = WORD_RE
-# A title with no space that joins its words with separators or capitals: a file name.
-_FILE_NAME_TITLE = re.compile(r"^(?=\S*(?:[_%.-]|[a-z][A-Z]))\S+$")
-_MAX_KEY_WORDS = 16
+__all__ = [
+    "KIND_RANK",
+    "Gazetteer",
+    "GazetteerTables",
+    "MemoryTables",
+    "Mention",
+    "acronym",
+    "declared_aliases",
+    "strip_org_suffix",
+    "title_aliases",
+]
 
-# Alias kinds in decreasing reliability; a mention keeps the best kind it matched.
-# Headings rank below a document's own names: a glossary heading "PPT" must not
-# steal the acronym of the team page it describes.
-KIND_RANK = {"title": 0, "alias": 1, "acronym": 2, "heading": 3, "partial": 4}
+MAX_KEY_WORDS = 16
+"""Longest name, in words, that a mention is matched against."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,65 +63,103 @@ class Mention:
     """True when the surface form starts with a capital letter (a proper-noun signal)."""
 
 
-def _sentence_start(text: str, pos: int) -> bool:
-    """Tell whether only spaces and quotes separate ``pos`` from a sentence end or the start."""
-    before = text[:pos].rstrip(" \t\"'“‘(")
-    return not before or before[-1] in ".!?\n:;"
+class GazetteerTables(Protocol):
+    """Where a :class:`Gazetteer` reads the corpus's names from.
 
-
-def strip_org_suffix(key: str) -> str:
-    """Drop trailing legal-form words (the lexicon's ``org_suffixes``): ``"apple computer"`` → ``"apple"``."""
-    suffixes = active().org_suffixes
-    parts = key.split()
-    while len(parts) > 1 and parts[-1] in suffixes:
-        parts.pop()
-    return " ".join(parts)
-
-
-def acronym(key: str) -> str:
-    """Return the initials of the content words of a normalised name (``"payments platform team"`` → ``"ppt"``)."""
-    stop = active().stop_words
-    parts = [p for p in key.split() if p not in stop]
-    return "".join(p[0] for p in parts) if len(parts) >= 3 else ""
-
-
-def title_aliases(title: str) -> list[tuple[str, str]]:
-    """Derive ``(key, kind)`` aliases of a document title, the title key first.
-
-    Rules (each keeps only non-empty keys that are not stopwords):
-    - the normalised title (parenthetical disambiguator dropped);
-    - the part before a comma (``"Concord, California"`` → ``"concord"``);
-    - the name without legal-form suffixes (``"Apple Inc."`` → ``"apple"``);
-    - an acronym of names with three or more content words;
-    - the last word of a two- or three-word capitalised name (a surname), as ``partial``;
-      not for ``"Place, Region"`` titles, file names or a legal-form last word, which
-      are no surnames.
+    :class:`MemoryTables` derives them from titles, headings and aliases given to
+    it; an index that stored them at build time offers its own (see
+    :meth:`sealgraph.index._statistics.CorpusStatistics.gazetteer`), read on demand.
+    Keys are normalised names (:func:`sealgraph.text.names.normalize_name`) under the
+    lexicon the names were read with.
     """
-    key = normalize_name(title)
-    lex = active()
-    stop = lex.stop_words
-    out: list[tuple[str, str]] = []
-    if not key:
-        return out
-    out.append((key, "title"))
-    if "," in title:
-        head = normalize_name(title.split(",", 1)[0])
-        if head and head != key:
-            out.append((head, "alias"))
-    stripped = strip_org_suffix(key)
-    if stripped != key:
-        out.append((stripped, "alias"))
-    acr = acronym(key)
-    if acr and len(acr) >= 3 and acr not in stop:
-        out.append((acr, "acronym"))
-    raw_words = [w for w in _TOKEN_RE.findall(re.sub(r"\([^)]*\)", "", title))]
-    # A person's name is written with spaces; a file name's last word is no surname.
-    named = " " in title.strip() and "," not in title
-    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and named:
-        last = token_key(raw_words[-1])
-        if len(last) > 3 and last not in stop | lex.org_suffixes and last != key:
-            out.append((last, "partial"))
-    return [(k, kind) for k, kind in out if k and k not in stop]
+
+    max_words: int
+    """Words of the longest key (at most :data:`MAX_KEY_WORDS`)."""
+
+    def __len__(self) -> int:
+        """Return the number of keys."""
+
+    def entry(self, key: str) -> tuple[tuple[str, ...], str] | None:
+        """``(doc_ids, kind)`` of a key's most reliable kind (ids sorted); None when unknown."""
+
+    def known(self, keys: Sequence[str]) -> set[str]:
+        """Keys of ``keys`` that may have an entry: all that do, perhaps a few that do not."""
+
+    def title_key(self, doc_id: str) -> str | None:
+        """Return the key of a document's title (its first alias); None for an unknown document."""
+
+    def in_titles(self, words: Sequence[str], *, file_names_only: bool) -> tuple[str, ...]:
+        """Sorted ids of the documents whose title words hold every word of ``words``.
+
+        A word is held when it is a title word or glued inside a longer one
+        (:func:`sealgraph.text.aliases.word_in_title`); with ``file_names_only``,
+        only titles that are file names are looked at.
+        """
+
+
+class MemoryTables:
+    """The corpus's names derived, in memory, from titles, headings and declared aliases.
+
+    Args:
+        titles: ``(doc_id, title)`` pairs.
+        headings: ``(doc_id, heading)`` pairs (section titles).
+        aliases: ``(doc_id, name)`` pairs of names a document declares for itself.
+
+    """
+
+    def __init__(
+        self,
+        titles: Iterable[tuple[str, str]],
+        headings: Iterable[tuple[str, str]] = (),
+        aliases: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        titles = list(titles)
+        title_of = dict(titles)
+        aliases_of: dict[str, list[str]] = {}
+        for doc_id, name in aliases:
+            aliases_of.setdefault(doc_id, []).append(name)
+        headings_of: dict[str, list[str]] = {}
+        for doc_id, heading in headings:
+            headings_of.setdefault(doc_id, []).append(heading)
+        # Every key's documents, each at the rank of its most reliable kind.
+        entries: dict[str, dict[str, int]] = {}
+        for doc_id in dict.fromkeys([*title_of, *aliases_of, *headings_of]):
+            ranked = document_entries(
+                title_of.get(doc_id, ""), aliases_of.get(doc_id, ()), headings_of.get(doc_id, ())
+            )
+            for key, rank in ranked.items():
+                entries.setdefault(key, {})[doc_id] = rank
+        self._entries = _best_kinds(entries)
+        self._title_keys = {
+            doc_id: aliases[0][0] for doc_id, title in titles if (aliases := title_aliases(title))
+        }
+        words = {doc_id: title_words(title) for doc_id, title in titles}
+        self._file_words = {d: w for d, (w, file_name) in words.items() if file_name}
+        self._title_words = {d: w for d, (w, _) in words.items()}
+        self.max_words = min(MAX_KEY_WORDS, max((len(k.split()) for k in self._entries), default=1))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, key: str) -> tuple[tuple[str, ...], str] | None:
+        """See :meth:`GazetteerTables.entry`."""
+        return self._entries.get(key)
+
+    def known(self, keys: Sequence[str]) -> set[str]:
+        """See :meth:`GazetteerTables.known` (exact here)."""
+        entries = self._entries
+        return {k for k in keys if k in entries}
+
+    def title_key(self, doc_id: str) -> str | None:
+        """See :meth:`GazetteerTables.title_key`."""
+        return self._title_keys.get(doc_id)
+
+    def in_titles(self, words: Sequence[str], *, file_names_only: bool) -> tuple[str, ...]:
+        """See :meth:`GazetteerTables.in_titles`."""
+        pool = self._file_words if file_names_only else self._title_words
+        return tuple(
+            sorted(d for d, toks in pool.items() if all(word_in_title(w, toks) for w in words))
+        )
 
 
 class Gazetteer:
@@ -118,6 +171,8 @@ class Gazetteer:
         aliases: ``(doc_id, name)`` pairs of names a document declares for itself
             ("Payments Platform Team (PPT)", "usually just called Beacon").
 
+    :meth:`over` reads the names from tables made elsewhere (an index's).
+
     """
 
     def __init__(
@@ -126,34 +181,29 @@ class Gazetteer:
         headings: Iterable[tuple[str, str]] = (),
         aliases: Iterable[tuple[str, str]] = (),
     ) -> None:
-        titles = list(titles)
-        # Titles that are file names ("CopAcc_NDA-and-ToP-Mentors_2.0_2017") name no
-        # entity as a whole; their words do (see :meth:`lookup`).
-        self._file_words: dict[str, tuple[str, ...]] = {
-            doc_id: tuple(token_key(t) for t in _TOKEN_RE.findall(unquote(title)))
-            for doc_id, title in titles
-            if _FILE_NAME_TITLE.match(title.strip())
-        }
-        # Every title's words, for names of several words written inside a longer
-        # title ("Data Use Agreement" in "Data Use Agreement New York City").
-        self._title_words: dict[str, tuple[str, ...]] = {
-            doc_id: self._file_words.get(doc_id) or tuple(normalize_name(title).split())
-            for doc_id, title in titles
-        }
-        # Every key's documents, each at the rank of its most reliable kind.
-        entries: dict[str, dict[str, int]] = {}
-        self.title_key: dict[str, str] = _rank_titles(entries, titles)
-        _rank_declared(entries, aliases, headings)
-        self._entries: dict[str, tuple[tuple[str, ...], str]] = _best_kinds(entries)
-        self.max_words = min(
-            _MAX_KEY_WORDS, max((len(k.split()) for k in self._entries), default=1)
-        )
+        self._tables: GazetteerTables = MemoryTables(titles, headings, aliases)
+
+    @classmethod
+    def over(cls, tables: GazetteerTables) -> Gazetteer:
+        """Return a gazetteer reading its names from ``tables``."""
+        gazetteer = cls.__new__(cls)
+        gazetteer._tables = tables
+        return gazetteer
+
+    @property
+    def max_words(self) -> int:
+        """Words of the longest name."""
+        return self._tables.max_words
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._tables)
 
     def __contains__(self, key: str) -> bool:
-        return key in self._entries
+        return self._tables.entry(key) is not None
+
+    def title_key(self, doc_id: str) -> str | None:
+        """Return the normalised title of a document (its first alias), or None."""
+        return self._tables.title_key(doc_id)
 
     def lookup(self, name: str) -> tuple[tuple[str, ...], str | None]:
         """Return ``(doc_ids, kind)`` for a name, or ``((), None)`` when unknown.
@@ -165,7 +215,7 @@ class Gazetteer:
         ``EFCAConfidentialityAgreement``). That document is returned as ``partial``.
         """
         key = normalize_name(name)
-        hit = self._entries.get(key) or self._entries.get(strip_org_suffix(key))
+        hit = self._tables.entry(key) or self._tables.entry(strip_org_suffix(key))
         if hit:
             return hit
         docs = self._in_titles(strip_org_suffix(key))
@@ -182,15 +232,7 @@ class Gazetteer:
         want = [w for w in key.split() if w not in stop and len(w) >= 2]
         if not want:
             return ()
-        pool = self._title_words if len(want) >= 2 else self._file_words
-
-        def has(word: str, tokens: tuple[str, ...]) -> bool:
-            return any(
-                t == word or (len(word) >= 3 and len(t) >= len(word) + 4 and word in t)
-                for t in tokens
-            )
-
-        return tuple(sorted(d for d, toks in pool.items() if all(has(w, toks) for w in want)))
+        return self._tables.in_titles(want, file_names_only=len(want) < 2)
 
     def find_mentions(self, text: str, *, min_kind: str = "partial") -> list[Mention]:
         """Find gazetteer names in ``text`` by greedy longest match, left to right.
@@ -202,10 +244,14 @@ class Gazetteer:
         limit = KIND_RANK[min_kind]
         stop = active().stop_words
         toks = tokenize_with_offsets(text)
+        # Every word n-gram up to the longest name, asked about at once: a stored
+        # gazetteer answers "which of these may be names" in one step.
+        grams = _ngrams(toks, self.max_words)
+        known = self._tables.known([k for row in grams for k in row])
         out: list[Mention] = []
         i, n = 0, len(toks)
         while i < n:
-            found = self._longest_match(text, toks, i, limit, stop)
+            found = self._longest_match(text, toks, grams[i], known, i, limit, stop)
             if found is None:
                 i += 1
             else:
@@ -217,17 +263,21 @@ class Gazetteer:
         self,
         text: str,
         toks: list[tuple[str, int, int, bool]],
+        grams: list[str],
+        known: set[str],
         i: int,
         limit: int,
         stop: frozenset[str],
     ) -> tuple[Mention, int] | None:
-        """Return the longest name starting at ``toks[i]`` and the token it ends before."""
-        n = len(toks)
-        for j in range(min(n, i + self.max_words), i, -1):
+        """Return the longest name starting at ``toks[i]`` and the token it ends before.
+
+        ``grams[m]`` is the key of ``toks[i : i + m + 1]``.
+        """
+        for j in range(i + len(grams), i, -1):
             if toks[i][0] in stop and j - i == 1:
                 break
-            key = " ".join(t[0] for t in toks[i:j])
-            hit = self._entries.get(key)
+            key = grams[j - i - 1]
+            hit = self._tables.entry(key) if key in known else None
             if hit is None:
                 continue
             docs, kind = hit
@@ -246,47 +296,22 @@ class Gazetteer:
         return None
 
 
-def _rank_titles(
-    entries: dict[str, dict[str, int]], titles: Iterable[tuple[str, str]]
-) -> dict[str, str]:
-    """Rank every title's aliases into ``entries``; return each document's title key."""
-    title_key: dict[str, str] = {}
-    for doc_id, title in titles:
-        for i, (key, kind) in enumerate(title_aliases(title)):
-            if i == 0:
-                title_key[doc_id] = key
-            entries.setdefault(key, {})
-            best = entries[key].get(doc_id)
-            rank = KIND_RANK[kind]
-            if best is None or rank < best:
-                entries[key][doc_id] = rank
-    return title_key
+def _ngrams(toks: list[tuple[str, int, int, bool]], max_words: int) -> list[list[str]]:
+    """For each token, the keys of the n-grams starting there, shortest first."""
+    n = len(toks)
+    out = []
+    for i in range(n):
+        row = [toks[i][0]]
+        for j in range(i + 1, min(n, i + max_words)):
+            row.append(f"{row[-1]} {toks[j][0]}")
+        out.append(row)
+    return out
 
 
-def _rank_declared(
-    entries: dict[str, dict[str, int]],
-    aliases: Iterable[tuple[str, str]],
-    headings: Iterable[tuple[str, str]],
-) -> None:
-    """Rank the names documents declare for themselves, then their headings, into ``entries``.
-
-    A declared alias counts as an alias; a heading only names a document no other
-    name of that key already denotes.
-    """
-    stop = active().stop_words
-    for doc_id, name in aliases:
-        key = normalize_name(name)
-        if key and key not in stop and len(key) > 1:
-            current = entries.setdefault(key, {})
-            if current.get(doc_id, 99) > KIND_RANK["alias"]:
-                current[doc_id] = KIND_RANK["alias"]
-    for doc_id, heading in headings:
-        key = normalize_name(heading)
-        if key and key not in stop and len(key) > 2:
-            rank = KIND_RANK["heading"]
-            current = entries.setdefault(key, {})
-            if doc_id not in current:
-                current[doc_id] = rank
+def _sentence_start(text: str, pos: int) -> bool:
+    """Tell whether only spaces and quotes separate ``pos`` from a sentence end or the start."""
+    before = text[:pos].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?\n:;"
 
 
 def _best_kinds(entries: dict[str, dict[str, int]]) -> dict[str, tuple[tuple[str, ...], str]]:
@@ -295,11 +320,10 @@ def _best_kinds(entries: dict[str, dict[str, int]]) -> dict[str, tuple[tuple[str
     A title match beats an alias of another document with the same key.
     """
     out: dict[str, tuple[tuple[str, ...], str]] = {}
-    inv_rank = {v: k for k, v in KIND_RANK.items()}
     for key, targets in entries.items():
         best = min(targets.values())
         docs = tuple(sorted(d for d, r in targets.items() if r == best))
-        out[key] = (docs, inv_rank[best])
+        out[key] = (docs, KIND_OF_RANK[best])
     return out
 
 
@@ -345,23 +369,3 @@ def _inside_longer_name(
             and not _sentence_start(text, toks[i - 1][1])
         )
     )
-
-
-def declared_aliases(title: str, lead_text: str) -> list[str]:
-    """Names a document declares for its own subject in its opening text.
-
-    Reads an acronym in brackets right after the title ("Payments Platform Team
-    (PPT)") and names introduced by "also known as", "called", "or simply".
-    """
-    out = []
-    head = lead_text[:600]
-    for m in active().declared_alias_re.finditer(head):
-        name = m.group(1) or m.group(2) or m.group(3)
-        if m.group(1):
-            # Only an acronym that follows the title itself, not any bracketed word.
-            before = head[: m.start()].rstrip()
-            if not fold(before).endswith(fold(title.split(" (")[0])[-20:]):
-                continue
-        if name and normalize_name(name) != normalize_name(title):
-            out.append(name.strip(" .,"))
-    return list(dict.fromkeys(out))

@@ -2,18 +2,19 @@
 
 A :class:`CorpusKnowledge` is made once per index by whoever holds the index: a
 graph's run context (:class:`sealgraph.graph.context.RunContext`) or an evaluation.
-Its gazetteer is built from the index's titles and headings, and the features of
-each passage (mentions, qualifiers, words) are computed once and cached, so a
-question only pays for the passages it touches for the first time.
+Its gazetteer is read on demand from the names the index stored at build time (an
+index that stored none has it derived from its titles, headings and first chunks),
+and the features of each passage (mentions, qualifiers, words) are computed once and
+cached, so a question only pays for the passages it touches for the first time.
 
 The corpus tables (word and proper-name document frequencies, see
-:func:`corpus_tables`) are the reasoner's own: the index stores chunks and generic
-statistics, not what one reasoner derives from them. They are counted from the
-index's chunks on first use, once per loaded index, and kept in the index
-directory's derived cache (:mod:`sealgraph.index.derived`, strict JSON keyed by the
-index's build) so that the next process over the same index reads them instead.
-Indexes built by earlier versions, which stored the tables themselves
-(:data:`TABLES_FILE`), are still read.
+:func:`corpus_tables`) are read from the counts the index keeps
+(:class:`sealgraph.index.protocol.CorpusStatisticsSource`). An index that keeps none
+(or counted them otherwise) has them counted from its chunks on first use, once per
+loaded index, and kept in the index directory's derived cache
+(:mod:`sealgraph.index.derived`, strict JSON keyed by the index's build) so that the
+next process over the same index reads them instead. Indexes built by earlier
+versions, which stored the tables themselves (:data:`TABLES_FILE`), are still read.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -275,8 +276,13 @@ class CorpusKnowledge:
         self._tables_lock = threading.Lock()
 
     def _read_names(self, index: SearchIndex) -> None:
+        stored = _stored_gazetteer(index)
+        if stored is not None:  # written at index time: read on demand
+            self.doc_titles: Mapping[str, str] = _StoredTitles(stored)
+            self.gazetteer = Gazetteer.over(stored)
+            return
         titles = list(index.titles())
-        self.doc_titles: dict[str, str] = dict(titles)
+        self.doc_titles = dict(titles)
         aliases = []
         for doc_id, first_text in _first_chunk_texts(index):
             aliases.extend(
@@ -382,6 +388,38 @@ class CorpusKnowledge:
                 cos = np.clip(vecs @ qv, 0.0, 1.0)
                 rel = 0.5 * rel + 0.5 * cos
         return {c: float(round(r, 6)) for c, r in zip(ids, rel, strict=True)}
+
+
+def _stored_gazetteer(index: SearchIndex) -> Any:
+    """Return the gazetteer tables an index stored at build time, or None.
+
+    An index's ``statistics()`` may offer ``gazetteer()`` (see
+    :class:`sealgraph.index.protocol.CorpusStatisticsSource`); None when the index
+    holds none or its counts are stale.
+    """
+    read = getattr(index, "statistics", None)
+    stats = read() if callable(read) else None
+    tables = getattr(stats, "gazetteer", None)
+    return tables() if callable(tables) else None
+
+
+class _StoredTitles(Mapping[str, str]):
+    """Document titles read one at a time from the stored gazetteer (a mapping by id)."""
+
+    def __init__(self, stored: Any) -> None:
+        self._stored = stored
+
+    def __getitem__(self, doc_id: str) -> str:
+        title = self._stored.title(doc_id)
+        if title is None:
+            raise KeyError(doc_id)
+        return title
+
+    def __iter__(self) -> Iterator[str]:
+        return (doc_id for doc_id, _ in self._stored.titles())
+
+    def __len__(self) -> int:
+        return self._stored.n_documents()
 
 
 def _document_headings(index: SearchIndex) -> list[tuple[str, str]]:

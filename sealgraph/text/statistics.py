@@ -32,13 +32,15 @@ __all__ = [
     "statistics_fingerprint",
 ]
 
-STATISTICS_VERSION = 3
+STATISTICS_VERSION = 4
 """Version of what the counts mean: bump it whenever :func:`chunk_names` (through
 :func:`sealgraph.text.names.proper_names`) returns something else for some text.
 Indexes whose counts have another version are recounted by their next build or
 refresh. ``tests/unit_tests/text/test_statistics.py`` holds a digest of the counts
 of a fixed set of texts, and fails when they change without this number changing.
-3: the index also counts the documents holding each line (:mod:`sealgraph.text.lines`)."""
+3: the index also counts the documents holding each line (:mod:`sealgraph.text.lines`).
+4: the index also holds the gazetteer's names of each document
+(:func:`sealgraph.text.aliases.document_names`; its rules are in the golden digest too)."""
 
 
 def chunk_names(text: str) -> set[str]:
@@ -86,6 +88,7 @@ def fingerprint_sources() -> list[Path]:
     root = Path(__file__).resolve().parent.parent
     return [
         root / "text" / "names.py",
+        root / "text" / "aliases.py",
         root / "text" / "normalize.py",
         Path(__file__).resolve(),
         *sorted((root / "text" / "lexicon").rglob("*.py")),

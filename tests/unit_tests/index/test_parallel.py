@@ -26,7 +26,10 @@ DOCS = [
 def dump(path) -> list:
     conn = sqlite3.connect(path / "docstore.sqlite")
     try:
-        tables = ("documents", "chunks", "names", "name_df", "line_df", "document_files")
+        tables = (
+            *("documents", "chunks", "names", "name_df", "line_df", "document_files"),
+            *("gazetteer", "title_words", "gazetteer_keys"),
+        )
         return [sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in tables]
     finally:
         conn.close()

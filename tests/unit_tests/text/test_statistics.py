@@ -59,23 +59,49 @@ GOLDEN_TEXTS = [
 ]
 
 
+GOLDEN_TITLES = [
+    ("Payments Platform Team", "The Payments Platform Team (PPT), also known as Paybox, runs it."),
+    ("Apple Inc.", "Apple Inc. makes computers."),
+    ("Concord, California", "Concord is a city."),
+    ("Harbourlight (album)", "Harbourlight is an album, usually just called Light."),
+    ("Ada Brightwater", "Ada Brightwater was a painter."),
+    ("CopAcc_NDA-and-ToP-Mentors_2.0_2017", "This agreement is made between the parties."),
+    ("EFCAConfidentialityAgreement", "Confidential."),
+]
+
+
 def golden_digest() -> str:
-    """Digest of the counts of fixed texts: the example corpus and the lines above."""
+    """Digest of what an index stores of fixed texts: names counted, each document's names.
+
+    The example corpus and the lines above: the proper-name counts of the texts and
+    the gazetteer's ranked names (:func:`sealgraph.text.aliases.document_names`) and
+    title words of each document.
+    """
     from pathlib import Path
 
     import sealgraph
+    from sealgraph.text.aliases import document_names, title_words
 
     corpus = Path(sealgraph.__file__).parent / "examples" / "corpus"
-    texts = [p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*.md"))] + GOLDEN_TEXTS
+    files = sorted(corpus.glob("*.md"))
+    texts = [p.read_text(encoding="utf-8") for p in files] + GOLDEN_TEXTS
     counts = CorpusCounts()
     counts.add(texts)
-    payload = json.dumps(sorted(counts.names.items()), ensure_ascii=False).encode()
+    documents = [(p.stem.replace("-", " ").title(), p.read_text(encoding="utf-8")) for p in files]
+    names = [
+        (
+            sorted(document_names(title, text, [title.upper(), "Overview"]).items()),
+            title_words(title),
+        )
+        for title, text in [*documents, *GOLDEN_TITLES]
+    ]
+    payload = json.dumps([sorted(counts.names.items()), names], ensure_ascii=False).encode()
     return hashlib.sha256(payload).hexdigest()
 
 
 # Change both together: a change of what the counts hold must change the version, so
 # that indexes counted before are recounted (they are read, not counted, otherwise).
-GOLDEN = (3, "757aeb75a0954359796718b8504c96e83fa49cf718475d0d42b9e767e95ea0ff")
+GOLDEN = (4, "12b6fe876e372ec1b91e95fdc50a8695683fd0ba07440964ca4042419a176899")
 
 
 def test_the_counts_of_fixed_texts_change_only_with_the_version():
