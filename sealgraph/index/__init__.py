@@ -48,7 +48,7 @@ from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexic
 from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._fusion import reciprocal_rank_fusion
-from sealgraph.index._ivf import IVF_FILES
+from sealgraph.index._ivf import IVF_FILES, calibrated_probe
 from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
@@ -412,6 +412,8 @@ def load_index(
         lexical = LexicalIndex.load(path, lexical_entry, lex)
         store = ChunkStore(path / DOCSTORE_FILE, n_chunks)
         dense = DenseIndex.load(path, ann=ann) if info else None
+        if dense is not None and dense.ivf is not None:
+            dense.probe = calibrated_probe(manifest.get("ann"), len(dense.ivf.centroids))
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
     problems = []

@@ -45,7 +45,14 @@ from sealgraph.index._documents import (
     stale_message,
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
-from sealgraph.index._ivf import ANN_MIN_VECTORS, InvertedFile
+from sealgraph.index._ivf import (
+    ANN_MAX_SHARE,
+    ANN_MIN_VECTORS,
+    TARGET_RECALL,
+    InvertedFile,
+    calibrate_probe,
+    calibration_texts,
+)
 from sealgraph.index._lexical import BM25_PARAMS, LexicalWriter, tokenizer
 from sealgraph.index._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
@@ -458,15 +465,40 @@ def _write_dense(
         embedder, texts, hashes, reuse, report, partial=partial, warn=warn
     )
     # Above a size, an inverted file is searched instead of every vector (_ivf).
-    ivf = InvertedFile.build(vectors) if len(vectors) >= ANN_MIN_VECTORS else None
+    ivf, ann = (
+        _approximate(vectors, texts, embedder, warn)
+        if len(vectors) >= ANN_MIN_VECTORS
+        else (None, None)
+    )
     DenseIndex(vectors, ivf).save(tmp)
     info = {  # and what the embedder records besides (an OpenAIEmbedder's base URL)
         "name": embedder.name,
         "dim": int(vectors.shape[1]),
         **getattr(embedder, "manifest_fields", {}),
     }
-    ann = {"kind": "ivf", "lists": len(ivf.centroids)} if ivf is not None else None
     return _Dense(info, n_reused, n_new, n_resumed, partial, ann)
+
+
+def _approximate(
+    vectors: np.ndarray, texts: Sequence[str], embedder: Embedder, warn: WarnFn
+) -> tuple[InvertedFile | None, dict[str, Any] | None]:
+    """Return the inverted file of ``vectors`` and its manifest entry, or nothing.
+
+    The probe is the fewest lists that query-like sentences of the corpus need for
+    the target recall (:func:`~sealgraph.index._ivf.calibrate_probe`); when that
+    is most of the lists, exact search is kept.
+    """
+    ivf = InvertedFile.build(vectors)
+    queries = np.asarray(embedder.embed_documents(calibration_texts(texts)), dtype=np.float32)
+    probe, recall = calibrate_probe(vectors, ivf, queries)
+    lists = len(ivf.centroids)
+    if probe > ANN_MAX_SHARE * lists:
+        warn(
+            f"sealgraph: an inverted file of {lists} lists would read {probe} of them for "
+            f"recall {TARGET_RECALL} with these vectors; dense search stays exact"
+        )
+        return None, None
+    return ivf, {"kind": "ivf", "lists": lists, "probe": probe, "recall": round(recall, 4)}
 
 
 def _build_manifest(

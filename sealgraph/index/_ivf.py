@@ -16,22 +16,31 @@ on thread timing. The files are plain ``.npy`` arrays (no pickle), memory-mapped
     ivf/offsets.npy     (lists + 1,) int64: list i holds rows[offsets[i]:offsets[i+1]]
     ivf/rows.npy        (vectors,) int32 rows grouped by list, ascending in each
 
-Recall against exact search is measured by ``benchmarks/ann_recall.py``
-(docs/benchmarks.md).
+A build calibrates how many lists a query reads (:func:`calibrate_probe`): the
+fewest for which query-like sentences of seeded sample chunks find
+:data:`TARGET_RECALL` of their exact top 50, recorded in the manifest; an inverted
+file that would read more than :data:`ANN_MAX_SHARE` of its lists is not kept. Recall of real questions against exact search is
+measured by ``benchmarks/ann_recall.py`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from sealgraph.text.chunking import split_sentences
 
 __all__ = [
     "ANN_MIN_VECTORS",
     "IVF_DIR",
     "IVF_FILES",
     "InvertedFile",
+    "calibrate_probe",
+    "calibrated_probe",
+    "calibration_texts",
     "train_ivf",
 ]
 
@@ -45,12 +54,107 @@ a query for 300,000 vectors of 256 dimensions on 2 cores, so about 100 ms at a
 million of 384 and 200 ms at two million: within a question's budget up to there.
 Below it exact search is fast enough, and its recall is 1."""
 DEFAULT_PROBE = 48
-"""Lists a query reads by default (recall of exact top-50 measured in docs/benchmarks.md)."""
+"""Lists a query reads when the index records no calibrated probe (built before calibration)."""
+TARGET_RECALL = 0.98
+"""Recall of the exact top :data:`CALIBRATION_K` a build calibrates its probe for."""
+CALIBRATION_K = 50
+CALIBRATION_QUERIES = 256
+"""Query-like texts of chunks drawn with a fixed seed that a build asks to calibrate."""
+ANN_MAX_SHARE = 0.5
+"""An inverted file that must read more than this share of its lists for the target
+recall is not kept: exact search reads every vector, with recall 1, for little more."""
 
 _SEED = 20_260_611
 _SAMPLE = 65_536  # training vectors: enough for a few thousand lists
 _ROUNDS = 8
 _BLOCK = 16_384  # vectors assigned at a time (bounded memory)
+
+
+def calibration_texts(texts: Sequence[str], n_queries: int = CALIBRATION_QUERIES) -> list[str]:
+    """Return query-like texts to calibrate with: a sentence of chunks drawn with a fixed seed.
+
+    The first sentence of at least six words of each drawn chunk's indexed text (its
+    title and heading lines are shorter), else its first 200 characters: a short
+    text whose answer is in the corpus, as a question's is.
+    """
+    if not texts:
+        return []
+    rng = np.random.default_rng(_SEED + 1)
+    rows = np.sort(rng.choice(len(texts), size=min(len(texts), n_queries), replace=False))
+    out = []
+    for row in rows.tolist():
+        text = texts[row]
+        spans = [line[a:b].strip() for line in text.split("\n") for a, b in split_sentences(line)]
+        out.append(next((s for s in spans if len(s.split()) >= 6), text[:200].strip()))
+    return out
+
+
+def calibrate_probe(
+    vectors: np.ndarray,
+    ivf: InvertedFile,
+    queries: np.ndarray | None = None,
+    *,
+    target: float = TARGET_RECALL,
+    k: int = CALIBRATION_K,
+    n_queries: int = CALIBRATION_QUERIES,
+) -> tuple[int, float]:
+    """Return the fewest lists to probe for recall ``target`` of exact top ``k``, and that recall.
+
+    ``queries`` are unit query vectors (a build embeds :func:`calibration_texts`);
+    without them, ``n_queries`` stored vectors drawn with a fixed seed are asked. A
+    probed search ranks its candidates exactly, so it returns every row of the
+    exact top ``k`` whose list it reads: its recall at ``probe`` is the share of
+    those rows whose list is among the query's ``probe`` best, counted here for every
+    probe at once from one exact search per query. ``benchmarks/ann_recall.py``
+    measures other questions' recall at the calibrated probe.
+    """
+    n, n_lists = len(vectors), len(ivf.centroids)
+    if n == 0:
+        return 1, 1.0
+    if queries is None:
+        rng = np.random.default_rng(_SEED + 1)
+        rows = np.sort(rng.choice(n, size=min(n, n_queries), replace=False))
+        queries = vectors[rows]
+    queries = np.asarray(queries, dtype=np.float32).reshape(-1, vectors.shape[1])
+    k = min(k, n)
+    best = np.empty((len(queries), 0), dtype=np.int64)
+    best_scores = np.empty((len(queries), 0), dtype=np.float32)
+    for start in range(0, n, _BLOCK):  # exact top k, block by block (bounded memory)
+        block = np.asarray(vectors[start : start + _BLOCK], dtype=np.float32)
+        scores = np.concatenate([best_scores, queries @ block.T], axis=1)
+        ids = np.concatenate(
+            [
+                best,
+                np.broadcast_to(np.arange(start, start + len(block)), (len(queries), len(block))),
+            ],
+            axis=1,
+        )
+        keep = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        best_scores = np.take_along_axis(scores, keep, axis=1)
+        best = np.take_along_axis(ids, keep, axis=1)
+    labels = ivf.labels()
+    # rank[q, list]: position of each list in the query's centroid order (0 = best).
+    order = np.argsort(-(queries @ np.asarray(ivf.centroids).T), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n_lists)[None, :], axis=1)
+    needed = np.take_along_axis(rank, labels[best], axis=1)  # list rank of each true neighbour
+    counts = np.bincount(needed.ravel(), minlength=n_lists)
+    recall = np.cumsum(counts) / needed.size  # recall[p - 1]: probing p lists
+    probe = int(np.searchsorted(recall, target - 1e-12)) + 1
+    probe = min(probe, n_lists)
+    return probe, float(recall[probe - 1])
+
+
+def calibrated_probe(entry: object, n_lists: int) -> int:
+    """Return the probe a manifest's ``ann`` entry records, or :data:`DEFAULT_PROBE`.
+
+    The manifest is data: a probe that is not a whole number of lists the index holds
+    is not used (an index built before calibration records none).
+    """
+    probe = entry.get("probe") if isinstance(entry, dict) else None
+    if type(probe) is int and 1 <= probe <= n_lists:
+        return probe
+    return min(DEFAULT_PROBE, max(1, n_lists))
 
 
 def n_lists_for(n_vectors: int) -> int:

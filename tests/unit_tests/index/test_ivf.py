@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import sealgraph.index._build as build_module
 from sealgraph.index import build_index, load_index, remove_documents
 from sealgraph.index._dense import DenseIndex
-from sealgraph.index._ivf import IVF_FILES, InvertedFile, train_ivf
+from sealgraph.index._ivf import (
+    DEFAULT_PROBE,
+    IVF_FILES,
+    InvertedFile,
+    calibrate_probe,
+    calibrated_probe,
+    calibration_texts,
+    train_ivf,
+)
 from sealgraph.types import Document
 
 
@@ -43,6 +52,65 @@ def test_probing_every_list_is_exact_and_a_few_lists_find_most_of_the_top():
     assert np.mean(found) >= 0.9
 
 
+def measured_recall(vectors, index, queries, k):
+    exact = DenseIndex(vectors)
+    return np.mean(
+        [
+            len({r for r, _ in index.search(q, k)} & {r for r, _ in exact.search(q, k)}) / k
+            for q in queries
+        ]
+    )
+
+
+def test_the_calibrated_probe_is_the_fewest_lists_that_reach_the_target_recall():
+    vectors = clustered(3000, seed=2)
+    ivf = InvertedFile.build(vectors, train_ivf(vectors, 30))
+    probe, recall = calibrate_probe(vectors, ivf, target=0.95, k=20, n_queries=64)
+    assert recall >= 0.95 and 1 <= probe <= 30
+    assert calibrate_probe(vectors, ivf, target=0.95, k=20, n_queries=64) == (probe, recall)
+    # The recall it reports is what a search at that probe finds for the same queries.
+    rows = np.sort(np.random.default_rng(20_260_612).choice(3000, size=64, replace=False))
+    index = DenseIndex(vectors, ivf)
+    index.probe = probe
+    assert measured_recall(vectors, index, vectors[rows], 20) == pytest.approx(recall, abs=0.01)
+    if probe > 1:  # and one list fewer does not reach the target
+        index.probe = probe - 1
+        assert measured_recall(vectors, index, vectors[rows], 20) < 0.95
+    assert calibrate_probe(vectors, ivf, target=1.0, k=20, n_queries=64)[1] == 1.0
+
+
+def test_calibration_asks_a_sentence_of_seeded_chunks():
+    texts = [
+        f"Title {i}\nShort head\nThe {i}th chunk says what it is about. More." for i in range(9)
+    ]
+    asked = calibration_texts(texts, 4)
+    assert len(asked) == 4 and asked == calibration_texts(texts, 4)
+    assert all(t.startswith("The ") and t.endswith("about.") for t in asked)
+    assert calibration_texts(["Tiny"], 4) == ["Tiny"] and calibration_texts([], 4) == []
+
+
+def test_an_inverted_file_that_must_read_most_lists_is_not_kept(
+    tmp_path, hash_embedder, monkeypatch
+):
+    monkeypatch.setattr(build_module, "ANN_MIN_VECTORS", 5)
+    monkeypatch.setattr(build_module, "ANN_MAX_SHARE", 0.0)
+    docs = [Document(f"d{i}.md", f"Note {i}", f"Note {i} is about topic {i}.") for i in range(12)]
+    warnings: list[str] = []
+    index = build_index(docs, tmp_path / "idx", embedder=hash_embedder, warn=warnings.append)
+    assert "ann" not in index.manifest and not any(n in index.manifest["files"] for n in IVF_FILES)
+    assert any("dense search stays exact" in w for w in warnings)
+
+
+def test_a_probe_the_manifest_records_is_used_only_when_it_fits():
+    assert calibrated_probe({"kind": "ivf", "lists": 64, "probe": 12}, 64) == 12
+    assert calibrated_probe({"probe": 0}, 64) == DEFAULT_PROBE
+    assert calibrated_probe({"probe": 65}, 64) == DEFAULT_PROBE
+    assert calibrated_probe({"probe": "12"}, 64) == DEFAULT_PROBE
+    assert calibrated_probe({"probe": True}, 64) == DEFAULT_PROBE
+    assert calibrated_probe(True, 64) == DEFAULT_PROBE  # an index built before calibration
+    assert calibrated_probe(None, 16) == 16
+
+
 def test_deleted_rows_stay_out_and_extending_equals_building_with_the_same_centroids():
     vectors = clustered(1000)
     ivf = InvertedFile.build(vectors[:800])
@@ -61,6 +129,7 @@ def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
     tmp_path, hash_embedder, monkeypatch
 ):
     monkeypatch.setattr(build_module, "ANN_MIN_VECTORS", 5)  # "large" for a test
+    monkeypatch.setattr(build_module, "ANN_MAX_SHARE", 1.0)  # kept however many lists it reads
     docs = [
         Document(f"d{i}.md", f"Note {i}", f"Note {i} is about topic {i % 4}.") for i in range(12)
     ]
@@ -68,7 +137,10 @@ def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
     index = build_index(docs, path, embedder=hash_embedder, warn=lambda m: None)
     assert index.manifest["ann"]["kind"] == "ivf"
     assert all(name in index.manifest["files"] for name in IVF_FILES)
+    entry = index.manifest["ann"]
+    assert 1 <= entry["probe"] <= entry["lists"] and entry["recall"] >= 0.98
     loaded = load_index(path, embedder=hash_embedder)
+    assert loaded._dense.probe == entry["probe"]
     assert loaded.search_dense("Note 3 is about topic 3.", 3)
     more = Document("d99.md", "Note 99", "Note 99 is about topic 1.")
     build_index([more], path, embedder=hash_embedder, warn=lambda m: None)
@@ -80,8 +152,6 @@ def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
 
 
 def test_an_inverted_file_naming_rows_it_does_not_hold_is_refused(tmp_path):
-    import pytest
-
     vectors = clustered(200)
     InvertedFile.build(vectors).save(tmp_path)
     rows = np.load(tmp_path / "ivf" / "rows.npy")
