@@ -161,7 +161,9 @@ class CorpusSources:
         a document with no such source (or with several) has none, and questions
         about it are refused with a message asking for ``--corpus``.
         """
-        recorded = [Path(str(s.get("path", ""))) for s in index.manifest.get("sources") or ()]
+        read = getattr(index, "source_files", None)  # an index may record its files
+        listed = read() if callable(read) else (index.manifest.get("sources") or ())
+        recorded = [Path(str(s.get("path", ""))) for s in listed]
         paths: dict[str, Path | None] = {}
         for doc_id, _ in index.titles():
             tail = Path(doc_id).parts

@@ -42,16 +42,24 @@ def _wanted_embedder(embedder: str) -> str | bool | None:
     return True
 
 
-def _source_names(manifest: dict[str, Any]) -> set[str]:
-    return {Path(str(s.get("path", ""))).name for s in manifest.get("sources") or []}
+def _source_names(sources: list[dict[str, Any]]) -> set[str]:
+    return {Path(str(s.get("path", ""))).name for s in sources}
 
 
-def index_is_current(manifest: dict[str, Any], corpus: dict[str, str], embedder: str) -> bool:
-    """Return True when an index manifest holds exactly ``corpus`` built with ``embedder``."""
-    sources = {
-        Path(str(s.get("path", ""))).name: s.get("sha256") for s in manifest.get("sources") or []
-    }
-    if sources != corpus:
+def index_is_current(
+    manifest: dict[str, Any],
+    corpus: dict[str, str],
+    embedder: str,
+    sources: list[dict[str, Any]] | None = None,
+) -> bool:
+    """Return True when an index holds exactly ``corpus`` built with ``embedder``.
+
+    ``sources`` are the files the index records (``Index.source_files()``); without
+    them, the list in ``manifest`` (indexes of earlier versions).
+    """
+    listed = sources if sources is not None else (manifest.get("sources") or [])
+    found = {Path(str(s.get("path", ""))).name: s.get("sha256") for s in listed}
+    if found != corpus:
         return False
     wanted = _wanted_embedder(embedder)
     if wanted is True:
@@ -90,9 +98,10 @@ def ensure_demo_index(
         except (IndexCorruptError, EmbedderMismatchError):
             index = None  # our own cache entry: rebuild it below
         if index is not None:
-            if index_is_current(index.manifest, corpus, embedder):
+            sources = index.source_files()
+            if index_is_current(index.manifest, corpus, embedder, sources):
                 return path
-            if not _source_names(index.manifest) & set(corpus):
+            if not _source_names(sources) & set(corpus):
                 raise InputError(
                     f"{path} holds an index of other documents; give an empty or new "
                     "directory for the demo index (or omit --index to use the user cache)"

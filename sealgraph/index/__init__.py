@@ -47,6 +47,7 @@ from sealgraph.errors import (
 from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexicon
 from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
+from sealgraph.index._documents import stored_sources
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._ivf import IVF_FILES, calibrated_probe
 from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
@@ -626,6 +627,14 @@ class Index:
         lo = max(0, chunk.order - max(0, before))
         hi = chunk.order + max(0, after) + 1
         return self._store.by_rows(rows[lo:hi])
+
+    def source_files(self) -> list[dict[str, Any]]:
+        """Return the files the index was read from: ``path``, ``sha256``, ``documents``, by path.
+
+        Read from the docstore when asked (a large index records hundreds of
+        thousands); an index of an earlier version listed them in its manifest.
+        """
+        return stored_sources(self._path, self._manifest)
 
     def titles(self) -> list[tuple[str, str]]:
         """``(doc_id, title)`` of every document, in document order."""

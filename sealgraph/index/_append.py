@@ -61,6 +61,7 @@ from sealgraph.index._store import (
     content_hash,
     dumps_json,
     name_rows_from,
+    write_sources,
 )
 from sealgraph.text.chunking import SPLITTER_VERSION, indexed_text
 from sealgraph.text.lexicon import Lexicon
@@ -178,12 +179,14 @@ def write_append(
     lex: Lexicon,
     name_key: Callable[[str], str],
     embedder: Any,
+    sources: Sequence[dict[str, Any]] = (),
     report: Any,
     warn: Any,
 ) -> dict[str, Any]:
     """Write the added-to index into ``tmp``; return its manifest (not yet written).
 
-    The caller swaps ``tmp`` into place. ``existing`` is the index's manifest.
+    The caller swaps ``tmp`` into place. ``existing`` is the index's manifest;
+    ``sources`` the source files the index now records (all of them).
     """
     lexical = existing["lexical"]
     infos = [SegmentInfo.from_dict(s) for s in lexical["segments"]]
@@ -196,6 +199,7 @@ def write_append(
     n_docs, n_chunks = _update_docstore(
         tmp / DOCSTORE_FILE, plan, given_files, hashes, n_rows, name_key, lex
     )
+    write_sources(tmp / DOCSTORE_FILE, sources, replace=True)
     new_infos = write_lexical(tmp, texts, lex, first_row=n_rows, first_number=_next(infos))
     deleted = _deleted_rows(index_dir, plan.gone_rows)
     if deleted.size:
@@ -208,7 +212,8 @@ def write_append(
         )
     if embedder is not None:  # as a build counts them: every vector it did not embed
         dense_counts["vectors_reused"] = n_chunks - dense_counts["vectors_new"]
-    manifest = json.loads(json.dumps(existing))  # a deep copy of plain data
+    # A deep copy of plain data; an earlier version's list of sources is in the docstore now.
+    manifest = json.loads(json.dumps({k: v for k, v in existing.items() if k != "sources"}))
     manifest["lexical"] = {**lexical, "segments": [i.to_dict() for i in segments]}
     manifest["statistics"] = statistics_entry(lex, n_chunks, tmp / DOCSTORE_FILE)
     manifest["counts"] = {

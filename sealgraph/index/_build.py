@@ -43,6 +43,7 @@ from sealgraph.index._documents import (
     merge_sources,
     pruned_source,
     stale_message,
+    stored_sources,
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
 from sealgraph.index._ivf import (
@@ -70,7 +71,7 @@ from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import build_bytes, staging, tree_bytes
 from sealgraph.index._statistics import statistics_entry
-from sealgraph.index._store import DOCSTORE_FILE, DocstoreWriter, DocumentRow
+from sealgraph.index._store import DOCSTORE_FILE, DocstoreWriter, DocumentRow, write_sources
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -180,6 +181,7 @@ def build_index_dir(
                 dense,
                 counts,
                 segments,
+                index_dir=index_dir,
                 existing=existing,
                 files=files,
                 replace=replace,
@@ -306,8 +308,8 @@ def _append_build(
             embedder=plan.embedder,
             report=report,
             warn=warn,
+            sources=merge_sources(stored_sources(index_dir, existing), plan.sources, replace=False),
         )
-        manifest["sources"] = merge_sources(existing, plan.sources, replace=False)
         manifest["sealgraph_version"] = sealgraph_version()
         write_manifest(tmp, manifest)
         fsync_tree(tmp)
@@ -508,6 +510,7 @@ def _build_manifest(
     counts: dict[str, int],
     segments: Sequence[SegmentInfo],
     *,
+    index_dir: Path,
     existing: dict[str, Any] | None,
     files: dict[str, str],
     replace: bool,
@@ -515,9 +518,17 @@ def _build_manifest(
 ) -> dict[str, Any]:
     """Return the manifest of the index written in ``tmp`` (checksums of its files last).
 
-    ``existing`` (the manifest of the index added to), ``files`` (the file of each
-    document), ``replace`` and ``prune`` decide which source files it lists.
+    ``existing`` (the manifest of the index in ``index_dir`` added to), ``files``
+    (the file of each document), ``replace`` and ``prune`` decide which source files
+    the docstore records.
     """
+    sources = merge_sources(
+        stored_sources(index_dir, existing),
+        plan.sources,
+        replace=replace,
+        drop=pruned_source(plan.scope, files, prune),
+    )
+    write_sources(tmp / DOCSTORE_FILE, sources, replace=True)
     return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -530,12 +541,6 @@ def _build_manifest(
         "lexical": lexical_entry(plan.lex, segments),
         "counts": counts,
         "statistics": statistics_entry(plan.lex, counts["chunks"], tmp / DOCSTORE_FILE),
-        "sources": merge_sources(
-            existing,
-            plan.sources,
-            replace=replace,
-            drop=pruned_source(plan.scope, files, prune),
-        ),
         **file_digests(tmp),
     }
 

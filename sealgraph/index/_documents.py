@@ -24,6 +24,7 @@ from sealgraph.index._store import (
     read_document_files,
     read_document_ids,
     read_documents,
+    read_sources,
 )
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, load_corpus
 from sealgraph.types import Document
@@ -192,16 +193,12 @@ def stored_document_files(
     Docstores record it (:func:`~sealgraph.index._store.read_document_files`); for
     those written before they did, it is found from what each document says it
     came from (its ``source``, a path as given with ``:LINE`` for JSONL records)
-    among the files the manifest lists.
+    among the source files the index records (:func:`stored_sources`).
     """
     recorded = read_document_files(docstore)
     if recorded is not None:
         return recorded
-    listed = [
-        s["path"]
-        for s in manifest.get("sources") or ()
-        if isinstance(s, dict) and isinstance(s.get("path"), str)
-    ]
+    listed = [s["path"] for s in stored_sources(docstore.parent, manifest)]
     found = {doc.doc_id: _file_of_source(doc.source, listed) for doc in documents}
     return {doc_id: file for doc_id, file in found.items() if file is not None}
 
@@ -242,8 +239,29 @@ def document_counts(counts: dict[str, int]) -> dict[str, int]:
     return {f"documents_{key}": value for key, value in counts.items()}
 
 
+def stored_sources(index_dir: Path, manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Return the source files the index in ``index_dir`` records (none without one).
+
+    The docstore's table (:func:`~sealgraph.index._store.read_sources`); indexes of
+    earlier versions listed them in the manifest. A docstore that cannot be read
+    records none (a rebuild lists the files it reads).
+    """
+    if manifest is None:
+        return []
+    try:
+        found = read_sources(index_dir / DOCSTORE_FILE)
+    except (OSError, sqlite3.DatabaseError):
+        found = None
+    if found is not None:
+        return found
+    listed = manifest.get("sources")
+    if not isinstance(listed, list):
+        return []
+    return [s for s in listed if isinstance(s, dict) and isinstance(s.get("path"), str)]
+
+
 def merge_sources(
-    existing: dict[str, Any] | None,
+    existing: Sequence[Mapping[str, Any]],
     sources: Sequence[SourceFile],
     *,
     replace: bool,
@@ -251,18 +269,17 @@ def merge_sources(
 ) -> list[dict[str, Any]]:
     """Source files of the new index: the given ones, after the kept ones read before.
 
-    ``drop`` says which kept ones to leave out (files whose documents were removed).
+    ``existing`` are the files the index recorded (:func:`stored_sources`); ``drop``
+    says which kept ones to leave out (files whose documents were removed).
     """
     new = [{"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources]
-    if replace or existing is None or not isinstance(existing.get("sources"), list):
+    if replace:
         return new
     paths = {s["path"] for s in new}
     kept = [
-        s
-        for s in existing["sources"]
-        if isinstance(s, dict)
-        and s.get("path") not in paths
-        and not (drop is not None and isinstance(s.get("path"), str) and drop(s["path"]))
+        dict(s)
+        for s in existing
+        if s.get("path") not in paths and not (drop is not None and drop(str(s.get("path"))))
     ]
     return kept + new
 

@@ -21,7 +21,12 @@ from sealgraph.index._build import (
     sealgraph_version,
 )
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex
-from sealgraph.index._documents import document_counts, stored_document_files, within
+from sealgraph.index._documents import (
+    document_counts,
+    stored_document_files,
+    stored_sources,
+    within,
+)
 from sealgraph.index._ivf import InvertedFile
 from sealgraph.index._lexical import write_lexical
 from sealgraph.index._lifecycle import (
@@ -45,6 +50,7 @@ from sealgraph.index._store import (
     read_documents,
     read_rows,
     write_docstore,
+    write_sources,
 )
 from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
@@ -116,7 +122,9 @@ def remove_documents_dir(
                     centroids = InvertedFile.load(index_dir).centroids
                     ivf = InvertedFile.build(vectors, np.asarray(centroids))
                 DenseIndex(vectors, ivf).save(tmp)
-            manifest = _manifest_after_removal(tmp, manifest, lex, stored, removal, segments)
+            manifest = _manifest_after_removal(
+                index_dir, tmp, manifest, lex, stored, removal, segments
+            )
             write_manifest(tmp, manifest)
             fsync_tree(tmp)
             swap_into_place(tmp, index_dir, existing, warn)
@@ -204,6 +212,7 @@ def _plan_removal(index_dir: Path, given: list[str], stored: _Stored) -> _Remova
 
 
 def _manifest_after_removal(
+    index_dir: Path,
     tmp: Path,
     manifest: dict[str, Any],
     lex: Lexicon,
@@ -211,10 +220,16 @@ def _manifest_after_removal(
     removal: _Removal,
     segments: Sequence[SegmentInfo],
 ) -> dict[str, Any]:
-    """Return the manifest of the index written in ``tmp``: the old one, updated."""
+    """Return the manifest of the index written in ``tmp``: the old one, updated.
+
+    The source files the index in ``index_dir`` recorded are kept in ``tmp``'s
+    docstore, less those whose documents all went.
+    """
     n_kept = len(removal.kept)
+    kept = [s for s in stored_sources(index_dir, manifest) if not removal.dropped(s["path"])]
+    write_sources(tmp / DOCSTORE_FILE, kept, replace=True)
     return {
-        **manifest,
+        **{k: v for k, v in manifest.items() if k != "sources"},  # an earlier version's list
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
         "lexical": lexical_entry(lex, segments),
@@ -233,15 +248,6 @@ def _manifest_after_removal(
                 }
             ),
         },
-        "sources": [
-            source
-            for source in manifest.get("sources") or ()
-            if not (
-                isinstance(source, dict)
-                and isinstance(source.get("path"), str)
-                and removal.dropped(source["path"])
-            )
-        ],
         **file_digests(tmp),
     }
 

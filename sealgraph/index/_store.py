@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -335,6 +335,58 @@ def read_documents(path: Path) -> list[Document]:
             for doc_id, title, source, metadata in conn.execute(
                 "SELECT doc_id, title, source, metadata FROM documents ORDER BY position"
             )
+        ]
+    finally:
+        conn.close()
+
+
+_SOURCES_TABLE = """
+CREATE TABLE IF NOT EXISTS source_files (
+    path      TEXT PRIMARY KEY,
+    sha256    TEXT NOT NULL,
+    documents INTEGER NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def write_sources(path: Path, sources: Iterable[Mapping[str, Any]], *, replace: bool) -> None:
+    """Record the files an index was read from (``path``, ``sha256``, ``documents``).
+
+    With ``replace`` the table holds ``sources`` alone; else they are added to it,
+    a file listed again taking its new record. (Indexes of earlier versions listed
+    them in the manifest; a million-document index made that a 20 MB file to parse
+    at every open.)
+    """
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(_SOURCES_TABLE)
+        with conn:
+            if replace:
+                conn.execute("DELETE FROM source_files")
+            conn.executemany(
+                "INSERT OR REPLACE INTO source_files (path, sha256, documents) VALUES (?, ?, ?)",
+                ((s["path"], s["sha256"], s["documents"]) for s in sources),
+            )
+    finally:
+        conn.close()
+
+
+def read_sources(path: Path) -> list[dict[str, Any]] | None:
+    """Return the recorded source files, by path; None for a docstore that records none."""
+    conn = _connect_readonly(path)
+    try:
+        try:
+            rows = conn.execute(
+                "SELECT path, sha256, documents FROM source_files ORDER BY path"
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return [
+            {"path": p, "sha256": h, "documents": n}
+            for p, h, n in rows
+            if isinstance(p, str) and isinstance(h, str) and type(n) is int
         ]
     finally:
         conn.close()

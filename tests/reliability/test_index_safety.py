@@ -113,7 +113,7 @@ def test_indexing_a_new_file_adds_it_to_the_index(tmp_path):
     assert index.n_docs == 6
     assert index.search_lexical("zebra", 1)[0].chunk_id == "newnote.md#0"
     assert index.search_lexical("brass lamp", 1)[0].chunk_id.startswith("products/lumen_lamp.md")
-    assert len(index.manifest["sources"]) == 6
+    assert len(index.source_files()) == 6
 
 
 def test_indexing_a_known_document_updates_it_and_reuses_vectors(tmp_path, hash_embedder):

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from support.old_index import as_earlier_index
 
 import sealgraph.index._append as append_module
 import sealgraph.index._build as build_module
@@ -36,7 +37,8 @@ def test_manifest_describes_the_build(tmp_path, tiny_docs_dir, hash_embedder):
         "documents_kept": 0,
         "documents_removed": 0,
     }
-    assert len(manifest["sources"]) == 5
+    assert "sources" not in manifest  # the docstore records them (a large index has many)
+    assert len(load_index(tmp_path / "idx").source_files()) == 5
     listed = set(manifest["files"])
     assert {"docstore.sqlite", "vectors.npy"} <= listed and "dense.faiss" not in listed
     for name, digest in manifest["files"].items():
@@ -49,7 +51,7 @@ def test_build_from_documents_and_reload(tmp_path):
     loaded = load_index(tmp_path / "idx")
     assert [c.text for c in loaded.iter_chunks()] == [c.text for c in built.iter_chunks()]
     assert loaded.search_lexical("first", 2) == built.search_lexical("first", 2)
-    assert loaded.manifest["sources"] == []
+    assert loaded.source_files() == []
 
 
 def test_builds_are_deterministic(tmp_path, tiny_docs_dir, hash_embedder):
@@ -254,13 +256,13 @@ def test_building_into_an_index_adds_and_replace_replaces(tmp_path, tiny_docs_di
     assert added.n_docs == 6 and added.search_lexical("zebras", 1)[0].chunk_id == "extra#0"
     counts = added.manifest["counts"]
     assert (counts["documents_added"], counts["documents_kept"]) == (1, 5)
-    assert len(added.manifest["sources"]) == 5  # the kept files' sources stay listed
+    assert len(added.source_files()) == 5  # the kept files' sources stay listed
 
     replaced = build_index(extra, path, embedder="none", replace=True)
     assert [doc_id for doc_id, _ in replaced.titles()] == ["extra"]
     counts = replaced.manifest["counts"]
     assert (counts["documents_updated"], counts["documents_removed"]) == (1, 5)
-    assert replaced.manifest["sources"] == []
+    assert replaced.source_files() == []
 
 
 def test_adding_keeps_the_index_settings_unless_given(tmp_path, tiny_docs_dir, monkeypatch):
@@ -280,3 +282,21 @@ def test_force_rebuilds_from_the_given_documents_only(tmp_path, tiny_docs_dir, h
     build_index(tiny_docs_dir, path, embedder="none")
     index = build_index([Document("n", "N", "A note.")], path, embedder=hash_embedder, force=True)
     assert index.n_docs == 1 and index.embedder_name == "test:hash-64"
+
+
+def test_source_files_an_earlier_version_listed_in_the_manifest_move_to_the_docstore(
+    tmp_path, tiny_docs_dir
+):
+    path = tmp_path / "idx"
+    build_index(tiny_docs_dir, path, embedder="none")
+    rows = [(s["path"], s["sha256"], s["documents"]) for s in load_index(path).source_files()]
+    as_earlier_index(path)
+    old = load_index(path)
+    assert [s["path"] for s in old.source_files()] == sorted(p for p, _, _ in rows)
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "zebra.md").write_text("# Zebra\n\nZebras have stripes.\n", encoding="utf-8")
+    added = build_index(more, path, embedder="none")  # added row by row
+    assert "sources" not in added.manifest
+    assert len(added.source_files()) == 6
+    assert any(s["path"].endswith("/zebra.md") for s in added.source_files())

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.fakes import HashEmbedder, write_tiny_docs
+from support.old_index import as_earlier_index
 
 import sealgraph.index._build as build_module
 import sealgraph.index._embed as embed_module
@@ -29,7 +29,6 @@ import sealgraph.index._remove as remove_module
 from sealgraph.cli import main
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index import build_index, load_index, remove_documents
-from sealgraph.index._manifest import quick_digest
 from sealgraph.types import Document
 
 REPO = Path(__file__).resolve().parents[3]
@@ -175,6 +174,8 @@ def test_remove_a_file_keeps_the_other_vectors_without_embedding(tmp_path):
     idx = tmp_path / "idx"
     embedder = TextCountingEmbedder()
     first = build_index(docs, idx, embedder=embedder, warn=quiet)
+    first_sources = first.source_files()
+    assert "sources" not in first.manifest  # recorded in the docstore, not the manifest
     index = remove_documents(idx, docs / "handbook.md", embedder=embedder, warn=quiet)
     assert embedder.documents_embedded == 10  # nothing embedded again
     assert "handbook.md" not in {doc_id for doc_id, _ in index.titles()}
@@ -187,8 +188,8 @@ def test_remove_a_file_keeps_the_other_vectors_without_embedding(tmp_path):
         4,
         0,
     )
-    assert [s["path"] for s in index.manifest["sources"]] == [
-        s["path"] for s in first.manifest["sources"] if not s["path"].endswith("/handbook.md")
+    assert [s["path"] for s in index.source_files()] == [
+        s["path"] for s in first_sources if not s["path"].endswith("/handbook.md")
     ]
     ids = [c.chunk_id for c in index.iter_chunks()]
     assert np.array_equal(index.chunk_vectors(ids), first.chunk_vectors(ids))
@@ -218,7 +219,7 @@ def test_remove_a_deleted_file_a_folder_and_a_document_id(tmp_path):
     finally:
         os.chdir(REPO)
     assert [doc_id for doc_id, _ in index.titles()] == ["handbook.md"]
-    assert len(index.manifest["sources"]) == 1
+    assert len(index.source_files()) == 1
 
 
 def test_remove_a_path_that_matches_nothing_is_an_error_and_changes_nothing(tmp_path):
@@ -255,16 +256,9 @@ def test_remove_works_on_an_index_that_predates_recorded_files(tmp_path):
     docs = write_tiny_docs(tmp_path / "docs")
     idx = tmp_path / "idx"
     build_index(docs, idx, embedder="none", warn=quiet)
-    # An index of an earlier sealgraph: no document_files table in its docstore.
-    store = idx / "docstore.sqlite"
-    conn = sqlite3.connect(store)
-    conn.execute("DROP TABLE document_files")
-    conn.commit()
-    conn.close()
-    manifest = json.loads((idx / "manifest.json").read_text())
-    manifest["files"]["docstore.sqlite"] = hashlib.sha256(store.read_bytes()).hexdigest()
-    manifest["quick"]["docstore.sqlite"] = quick_digest(store)
-    (idx / "manifest.json").write_text(json.dumps(manifest))
+    # An index of an earlier sealgraph: no document_files table in its docstore, and
+    # its source files listed in the manifest.
+    as_earlier_index(idx, drop_document_files=True)
     index = remove_documents(idx, [docs / "products"], warn=quiet)
     assert "products/lumen_lamp.md" not in {doc_id for doc_id, _ in index.titles()}
     # The files found are recorded from now on.
@@ -272,6 +266,7 @@ def test_remove_works_on_an_index_that_predates_recorded_files(tmp_path):
 
     recorded = read_document_files(idx / "docstore.sqlite")
     assert recorded is not None and len(recorded) == 4
+    assert "sources" not in index.manifest and len(index.source_files()) == 4
 
 
 def test_cli_remove(tmp_path, capsys):
@@ -344,7 +339,7 @@ def test_deleted_files_stay_with_a_warning_unless_pruned(tmp_path, capsys):
     index = load_index(idx)
     assert "port_ellis.md" not in {doc_id for doc_id, _ in index.titles()}
     assert "outside.md" in {doc_id for doc_id, _ in index.titles()}  # not under docs/: kept
-    assert not any(s["path"].endswith("/port_ellis.md") for s in index.manifest["sources"])
+    assert not any(s["path"].endswith("/port_ellis.md") for s in index.source_files())
 
 
 def test_prune_removes_records_a_jsonl_file_no_longer_holds(tmp_path):
