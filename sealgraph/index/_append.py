@@ -127,19 +127,26 @@ def plan_append(
     given_files: dict[str, str],
     chunk: Callable[[Document], list[Chunk]],
 ) -> AppendPlan:
-    """Compare the given documents with the stored ones; chunk only the given ones."""
+    """Compare the given documents with the stored ones; chunk only the new and changed ones.
+
+    A stored document given again with the same title, source, metadata, file and
+    text (its stored chunks tile its text) is kept as it is without being chunked:
+    chunking is a function of the document and the index's settings, which an add
+    keeps (:func:`can_append`), so re-indexing a folder where few files changed
+    chunks only those.
+    """
     plan = AppendPlan()
     conn = _readonly(docstore)
     try:
         (n_old,) = conn.execute("SELECT COUNT(*) FROM documents").fetchone()
         for doc in given:
-            chunks = chunk(doc)
-            hashes = [content_hash(indexed_text(c)) for c in chunks]
             stored = conn.execute(
                 "SELECT title, source, metadata FROM documents WHERE doc_id = ?", (doc.doc_id,)
             ).fetchone()
             if stored is None:
                 plan.counts["added"] += 1
+                chunks = chunk(doc)
+                hashes = [content_hash(indexed_text(c)) for c in chunks]
             else:
                 plan.counts["updated"] += 1
                 old = conn.execute(
@@ -149,12 +156,16 @@ def plan_append(
                 file = conn.execute(
                     "SELECT path FROM document_files WHERE doc_id = ?", (doc.doc_id,)
                 ).fetchone()
-                same = (
-                    tuple(stored) == (doc.title, doc.source, dumps_json(doc.metadata))
-                    and [h for _, _, h in old] == hashes
-                    and (file[0] if file else None) == given_files.get(doc.doc_id)
-                )
-                if same:
+                same_record = tuple(stored) == (
+                    doc.title,
+                    doc.source,
+                    dumps_json(doc.metadata),
+                ) and (file[0] if file else None) == given_files.get(doc.doc_id)
+                if same_record and "".join(text for _, text, _ in old) == doc.text:
+                    continue  # the same document: the same chunks
+                chunks = chunk(doc)
+                hashes = [content_hash(indexed_text(c)) for c in chunks]
+                if same_record and [h for _, _, h in old] == hashes:
                     continue
                 plan.gone_documents.append([text for _, text, _ in old])
                 for row, text, digest in old:

@@ -100,6 +100,22 @@ def test_an_unchanged_document_given_again_changes_nothing(tmp_path, no_full_reb
     assert len(before) > 0
 
 
+def test_documents_given_again_unchanged_are_not_chunked_again(tmp_path, monkeypatch):
+    build_index(FIRST, tmp_path / "idx", embedder="none", warn=quiet)
+    chunked: list[str] = []
+    original = build_module.chunk_document
+
+    def counting(document, *args, **kwargs):
+        chunked.append(document.doc_id)
+        return original(document, *args, **kwargs)
+
+    monkeypatch.setattr(build_module, "chunk_document", counting)
+    index = build_index([*FIRST[:2], CHANGED_C, FIRST[3]], tmp_path / "idx", embedder="none")
+    assert chunked == ["c.md"]  # only the changed document
+    assert index.search_lexical("closed 1950", 1)[0].chunk_id.startswith("c.md#")
+    assert index.manifest["counts"]["documents_updated"] == 4
+
+
 def test_removal_and_refresh_work_on_an_index_with_deleted_rows(tmp_path, hash_embedder):
     path = tmp_path / "idx"
     build_index([*FIRST, *MORE], path, embedder=hash_embedder, warn=quiet)
