@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sealgraph.ledger._hop_coverage import _cover_bridge, _cover_chain
+from sealgraph.ledger._hop_coverage import _bridge_anchor_docs, _cover_bridge, _cover_chain
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.model import NeedItem
 from sealgraph.text.lexicon import stemmed_terms
@@ -139,6 +139,26 @@ def set_cover(
     if item.kind == "relation":
         return _weighted_share(item, _stated_relation(item, passages, items))
     return max(cover(item, p, passages, items) for p in passages)
+
+
+_SELF_CONTAINED = frozenset(["entity", "mention", "qualifier"])
+"""Needs each passage meets or not by itself, whatever else the set holds."""
+
+
+def graded_alone(item: NeedItem, passage: PassageFeatures, items: Sequence[NeedItem]) -> bool:
+    """Tell whether adding ``passage`` to a set leaves the other passages' grades of ``item``.
+
+    Then the set's coverage with the passage is the better of the set's and the
+    passage's own (:func:`set_cover` takes the best passage): true of the needs a
+    passage meets by itself, and of a bridge when the passage is none of the
+    anchors the other passages' bridge grades read.
+    """
+    if item.kind in _SELF_CONTAINED:
+        return True
+    if item.kind == "bridge":
+        anchor_docs = _bridge_anchor_docs(item, items)
+        return anchor_docs is not None and passage.doc_id not in anchor_docs
+    return False
 
 
 def _stated_relation(

@@ -11,12 +11,40 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sealgraph.ledger._cover_memo import memoised, remember
 from sealgraph.ledger._need_items import MET, _entity_docs
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.model import NeedItem
 from sealgraph.text.lexicon import active, stemmed, stemmed_terms
 
 
+def _bridge_context(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> Sequence[PassageFeatures]:
+    """Return what :func:`_cover_bridge` reads of its context (see :func:`_bridge_anchor_docs`)."""
+    anchor_docs = _bridge_anchor_docs(item, items)
+    if anchor_docs is None:
+        return context
+    return [p for p in context if p.doc_id in anchor_docs]
+
+
+def _bridge_anchor_docs(item: NeedItem, items: Sequence[NeedItem]) -> set[str] | None:
+    """Return the documents whose passages a bridge grade reads besides the graded one.
+
+    When the question names documents, only the anchors' (the item's own anchor
+    documents, else every named one): the title and name links of other passages
+    are read only when nothing anchors the question (None: every passage).
+    """
+    entity_docs = _entity_docs(items)
+    if not entity_docs:
+        return None
+    return set(item.targets) or entity_docs
+
+
+@memoised(_bridge_context)
 def _cover_bridge(
     item: NeedItem,
     passage: PassageFeatures,
@@ -156,13 +184,17 @@ def _first_hops(
     bridge = next((it for it in items if it.kind == "bridge"), None)
     if bridge is None:
         return []
-    return [
-        q
-        for q in context
-        if q.chunk_id != besides and _cover_bridge(bridge, q, context, items) >= MET
-    ]
+    # A chain grades every passage of one set against the same first hops: they
+    # are found once per set (inside a coverage memo), then ``besides`` is left out.
+    met = remember(
+        (_first_hops, id(bridge), frozenset(map(id, context)), id(items)),
+        (bridge, tuple(context), items),
+        lambda: [q for q in context if _cover_bridge(bridge, q, context, items) >= MET],
+    )
+    return [q for q in met if q.chunk_id != besides]
 
 
+@memoised()
 def _cover_chain(
     item: NeedItem,
     passage: PassageFeatures,

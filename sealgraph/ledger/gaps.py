@@ -22,7 +22,8 @@ gaps, each typed as missing entity / relation / qualifier with its reason.
 This module holds the gap specification (:func:`gap_spec`) and the hop documents and
 names it points to (:func:`bridge_targets`, :func:`bridge_names`). The need items are
 built in :mod:`sealgraph.ledger._need_items`, their coverage graded in
-:mod:`sealgraph.ledger._coverage` and :mod:`sealgraph.ledger._hop_coverage`; the
+:mod:`sealgraph.ledger._coverage` and :mod:`sealgraph.ledger._hop_coverage` (memoised
+inside :func:`coverage_memo`, for callers that grade the same sets many times); the
 values (:class:`NeedItem`, :class:`Gap`) are :mod:`sealgraph.model`'s. Every name is
 importable from here.
 """
@@ -31,11 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from sealgraph.ledger._cover_memo import coverage_memo
 from sealgraph.ledger._coverage import (
     _name_links,
     _stated_relation,
     cover,
     coverage,
+    graded_alone,
     relation_share,
     set_cover,
 )
@@ -61,7 +64,9 @@ __all__ = [
     "compared_value_type",
     "cover",
     "coverage",
+    "coverage_memo",
     "gap_spec",
+    "graded_alone",
     "need_items",
     "relation_item",
     "relation_share",

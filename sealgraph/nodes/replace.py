@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import ReplaceUpdate, SealState
-from sealgraph.ledger.gaps import need_items
+from sealgraph.ledger.gaps import coverage_memo, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.nodes._common import EventWriter
 from sealgraph.repair.replacement import Slot, expansion_step, replacement_step
@@ -15,6 +15,13 @@ from sealgraph.repair.utility import UtilityScore, score_set, set_covers, utilit
 
 def replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
     """Score candidates and incumbents with S(c); swap, fill or refuse."""
+    # Every candidate is graded against the same few sets: each passage's hop and
+    # relation coverage in one set is computed once.
+    with coverage_memo():
+        return _replace(state, runtime)
+
+
+def _replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
     run = runtime.context
     cfg = run.config
     loop = state["loop"]

@@ -34,7 +34,7 @@ from functools import lru_cache
 
 from sealgraph.config import UtilityWeights
 from sealgraph.ledger.extract import PassageFeatures
-from sealgraph.ledger.gaps import cover, relation_share, set_cover
+from sealgraph.ledger.gaps import cover, graded_alone, relation_share, set_cover
 from sealgraph.model import NeedItem, UtilityScore
 
 __all__ = ["UtilityScore", "jaccard", "score_set", "set_covers", "utility"]
@@ -96,24 +96,15 @@ def utility(
     with_p = [*others, passage]
     if base_cover is None:
         base_cover = set_covers(others, items)
-    gain = need_gain = doc_gain = 0.0
-    for it, before in zip(items, base_cover, strict=True):
-        # Set coverage with and without the passage: this also credits a passage
-        # that raises another's coverage (a bridge needs its anchor).
-        g = max(0.0, set_cover(it, with_p, items) - before)
-        gain += g
-        need_gain += g
-        if it.kind in _DOCUMENT_NEEDS:
-            doc_gain += g
-    gap_cov = gain / len(items) if items else 0.0
-    covers = tuple(cover(it, passage, with_p, items) for it in items if it.kind in _DOCUMENT_NEEDS)
+    gap_cov, need_gain, doc_gain, covers = _gains(passage, with_p, items, base_cover)
     named = any(passage.doc_id in it.targets for it in items if it.kind == "entity")
 
     # Corr: question relevance and links to the set.
     entity_docs = {d for it in items if it.kind == "entity" for d in it.targets}
+    own_docs = passage.mentioned_docs()
     link = 0.0
     for o in others:
-        linked = passage.doc_id in o.mentioned_docs() or o.doc_id in passage.mentioned_docs()
+        linked = passage.doc_id in o.mentioned_docs() or o.doc_id in own_docs
         if linked:
             link = max(link, 1.0 if o.doc_id in entity_docs else 0.5)
     corr = 0.6 * relevance.get(passage.chunk_id, 0.0) + 0.4 * link
@@ -147,6 +138,44 @@ def utility(
         covers=covers,
         named=named,
     )
+
+
+def _gains(
+    passage: PassageFeatures,
+    with_p: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+    base_cover: Sequence[float],
+) -> tuple[float, float, float, tuple[float, ...]]:
+    """Return GapCov, the need and document gains, and the passage's document-need covers.
+
+    ``with_p`` is the set with the passage (last), ``base_cover`` the set's coverage
+    without it.
+    """
+    gain = need_gain = doc_gain = 0.0
+    own: dict[int, float] = {}
+    for i, (it, before) in enumerate(zip(items, base_cover, strict=True)):
+        if graded_alone(it, passage, items):
+            # The passage changes no other member's grade: the set's coverage with
+            # it is the better of its own and the rest's, without grading every
+            # member again.
+            own[i] = cover(it, passage, with_p, items)
+            after = max(before, own[i])
+        else:
+            # Set coverage with and without the passage: this also credits a passage
+            # that raises another's coverage (a bridge needs its anchor).
+            after = set_cover(it, with_p, items)
+        g = max(0.0, after - before)
+        gain += g
+        need_gain += g
+        if it.kind in _DOCUMENT_NEEDS:
+            doc_gain += g
+    gap_cov = gain / len(items) if items else 0.0
+    covers = tuple(
+        own[i] if i in own else cover(it, passage, with_p, items)
+        for i, it in enumerate(items)
+        if it.kind in _DOCUMENT_NEEDS
+    )
+    return gap_cov, need_gain, doc_gain, covers
 
 
 def score_set(
