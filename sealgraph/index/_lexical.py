@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -149,6 +151,9 @@ def segment_files(manifest_lexical: dict[str, Any]) -> list[str]:
     ]
 
 
+_RECENT_QUERIES = 8  # queries whose scores of every row are kept (4 MB each at 1M rows)
+
+
 class LexicalIndex:
     """The BM25 index of an index folder: its segments, memory-mapped."""
 
@@ -156,6 +161,8 @@ class LexicalIndex:
         self._segments = segments
         self.lexicon = lexicon
         """The lexicon whose tokenizer built the index and reads queries."""
+        self._recent: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     @classmethod
     def load(
@@ -197,8 +204,24 @@ class LexicalIndex:
         return list(dict.fromkeys(lexical_tokens(query, self.lexicon)))
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of ``query`` for every row (zeros when no token is known)."""
-        return self._segments.scores(self.query_terms(query))
+        """BM25 score of ``query`` for every row (zeros when no token is known), read-only.
+
+        The scores of the last few queries are kept: a run scores its question for
+        the first search, again for every loop's relevance and for packing.
+        """
+        terms = tuple(self.query_terms(query))
+        with self._lock:
+            found = self._recent.get(terms)
+            if found is not None:
+                self._recent.move_to_end(terms)
+                return found
+        found = self._segments.scores(list(terms))
+        found.setflags(write=False)
+        with self._lock:
+            self._recent[terms] = found
+            while len(self._recent) > _RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return found
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top ``k`` rows with a positive score, best first, ties broken by row."""

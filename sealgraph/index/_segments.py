@@ -166,6 +166,9 @@ class SegmentWriter:
         return info
 
 
+_TERM_CACHE = 100_000  # term ids a segment remembers (then it starts again)
+
+
 class Segment:
     """One segment, memory-mapped: term lookup and postings."""
 
@@ -181,6 +184,7 @@ class Segment:
         self._rows = np.load(folder / "rows.npy", mmap_mode="r")
         self._tfs = np.load(folder / "tfs.npy", mmap_mode="r")
         self.lengths = np.load(folder / "lengths.npy", mmap_mode="r")
+        self._term_ids: dict[str, int] = {}
         if (
             len(self._offsets) != info.n_terms + 1
             or len(self._indptr) != info.n_terms + 1
@@ -191,7 +195,20 @@ class Segment:
             raise ValueError(f"segment {info.name} does not match its info")
 
     def term_id(self, term: str) -> int:
-        """Return the position of ``term`` in the sorted terms, or -1 when absent."""
+        """Return the position of ``term`` in the sorted terms, or -1 when absent.
+
+        Remembered (a bounded table): a question's terms are looked up again by
+        every loop's scoring, and each lookup is a binary search over mapped bytes.
+        """
+        found = self._term_ids.get(term)
+        if found is None:
+            found = self._find_term(term)
+            if len(self._term_ids) >= _TERM_CACHE:
+                self._term_ids.clear()
+            self._term_ids[term] = found
+        return found
+
+    def _find_term(self, term: str) -> int:
         key = term.encode("utf-8")
         lo, hi = 0, self.info.n_terms
         offsets, terms = self._offsets, self._terms
