@@ -57,6 +57,7 @@ from sealgraph.index._progress import ProgressFn
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
 from sealgraph.index._segments import DELETED_FILE
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.index._statistics import CorpusStatistics
 from sealgraph.index._statistics import is_current as is_current_statistics
 from sealgraph.index._store import DOCSTORE_FILE, count_rows
@@ -335,7 +336,7 @@ def verify_index(index_dir: str | os.PathLike[str]) -> int:
     manifest = read_manifest(path)
     verify_files(path, manifest, full=True)
     try:
-        conn = sqlite3.connect(f"{(path / DOCSTORE_FILE).resolve().as_uri()}?mode=ro", uri=True)
+        conn = connect_readonly(path / DOCSTORE_FILE)
         try:
             (result,) = conn.execute("PRAGMA integrity_check").fetchone()
         finally:

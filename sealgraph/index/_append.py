@@ -54,6 +54,7 @@ from sealgraph.index._segments import (
     SegmentInfo,
     merge_segments,
 )
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.index._statistics import is_current, statistics_entry, update_line_counts
 from sealgraph.index._store import (
     DOCSTORE_FILE,
@@ -136,7 +137,7 @@ def plan_append(
     chunks only those.
     """
     plan = AppendPlan()
-    conn = _readonly(docstore)
+    conn = connect_readonly(docstore)
     try:
         (n_old,) = conn.execute("SELECT COUNT(*) FROM documents").fetchone()
         for doc in given:
@@ -443,7 +444,3 @@ def _digests(tmp: Path, existing: dict[str, Any], changed: set[str]) -> dict[str
         else:
             files[name], quick[name] = file_sha256(path), quick_digest(path)
     return {"files": files, "quick": quick}
-
-
-def _readonly(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)

@@ -71,7 +71,13 @@ from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
 from sealgraph.index._staging import build_bytes, staging, tree_bytes
 from sealgraph.index._statistics import statistics_entry
-from sealgraph.index._store import DOCSTORE_FILE, DocstoreWriter, DocumentRow, write_sources
+from sealgraph.index._store import (
+    DOCSTORE_FILE,
+    DocstoreWriter,
+    DocumentRow,
+    read_document_files,
+    write_sources,
+)
 from sealgraph.index.embedders import (
     ENABLE_DENSE_HINT,
     Embedder,
@@ -295,7 +301,7 @@ def _append_build(
             f"({exc}); rebuild it from all of its files with --replace (replace=True)"
         ) from None
     if stale:
-        warn(stale_message(stale, _stored_files(docstore), plan.scope))
+        warn(stale_message(stale, (read_document_files(docstore) or {}), plan.scope))
     with staging(index_dir, lambda: tree_bytes(index_dir)) as tmp:
         manifest = write_append(
             tmp,
@@ -318,14 +324,6 @@ def _append_build(
         discard_partials(index_dir, added.partial, set(added.hashes), warn)
 
 
-def _stored_files(docstore: Path) -> dict[str, str]:
-    conn = sqlite3.connect(f"{docstore.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return dict(conn.execute("SELECT doc_id, path FROM document_files"))
-    finally:
-        conn.close()
-
-
 def _stale_documents(docstore: Path, plan: _BuildPlan) -> list[DocumentRow]:
     """Return the stored documents not given again whose file in the scope is gone."""
     if plan.scope is None:
@@ -333,7 +331,7 @@ def _stale_documents(docstore: Path, plan: _BuildPlan) -> list[DocumentRow]:
     given = {doc.doc_id for doc in plan.given}
     return [
         DocumentRow(doc_id, "", "")
-        for doc_id, path in sorted(_stored_files(docstore).items())
+        for doc_id, path in sorted((read_document_files(docstore) or {}).items())
         if doc_id not in given and plan.scope.gone(path)
     ]
 

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.index._store import chunk_of_record
 from sealgraph.types import Chunk
 
@@ -39,7 +40,7 @@ class ChunkStore:
     """The chunks of one docstore file, read on demand."""
 
     def __init__(self, path: Path, n_chunks: int) -> None:
-        self._uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+        self._path = path
         self._local = threading.local()
         self._lock = threading.Lock()
         self._cache: OrderedDict[int, Chunk] = OrderedDict()
@@ -56,7 +57,7 @@ class ChunkStore:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self._uri, uri=True, check_same_thread=True)
+            conn = connect_readonly(self._path)
             self._local.conn = conn
         return conn
 
@@ -131,7 +132,7 @@ class ChunkStore:
         if self._all is not None:
             yield from (self._all[r] for r in sorted(self._all))
             return
-        conn = sqlite3.connect(self._uri, uri=True)  # its own cursor: may run long
+        conn = connect_readonly(self._path)  # its own cursor: may run long
         try:
             for record in conn.execute(f'SELECT {_COLUMNS} FROM chunks c ORDER BY c."row"'):
                 yield chunk_of_record(record)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sealgraph.errors import IndexCorruptError
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.text.aliases import KIND_OF_RANK, document_names, title_aliases, title_words
 from sealgraph.text.lexicon import Lexicon, use_lexicon
 from sealgraph.types import Chunk
@@ -173,9 +174,7 @@ class StoredGazetteer:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            # immutable=1: an index's files are never written in place.
-            uri = f"{self._docstore.resolve().as_uri()}?mode=ro&immutable=1"
-            conn = self._local.conn = sqlite3.connect(uri, uri=True)
+            conn = self._local.conn = connect_readonly(self._docstore)
         return conn
 
     def _filter(self) -> np.ndarray:

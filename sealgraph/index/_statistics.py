@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from sealgraph.index._gazetteer import StoredGazetteer
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.lines import document_line_hashes, line_hash, repeated_floor
 from sealgraph.text.statistics import STATISTICS_VERSION, CorpusCounts, statistics_fingerprint
@@ -51,7 +52,7 @@ def statistics_entry(lex: Lexicon, n_chunks: int, docstore: Path) -> dict[str, A
     ``n_documents`` (documents with at least one chunk, what the repeated-line
     share is taken of) is read from the finished ``docstore``.
     """
-    conn = _readonly(docstore)
+    conn = connect_readonly(docstore)
     try:
         (n_documents,) = conn.execute("SELECT COUNT(DISTINCT doc_id) FROM chunks").fetchone()
     finally:
@@ -172,7 +173,7 @@ def counts_after(
 def _stored_counts(docstore: Path) -> CorpusCounts | None:
     """Read the full counts of a docstore, or None when it has none (an older index)."""
     try:
-        conn = _readonly(docstore)
+        conn = connect_readonly(docstore)
     except sqlite3.Error:
         return None
     try:
@@ -189,7 +190,7 @@ def _stored_counts(docstore: Path) -> CorpusCounts | None:
 
 
 def _stored_hashes(docstore: Path) -> Iterator[str]:
-    conn = _readonly(docstore)
+    conn = connect_readonly(docstore)
     try:
         yield from (h for (h,) in conn.execute("SELECT hash FROM chunks"))
     finally:
@@ -200,7 +201,7 @@ def _stored_chunks(docstore: Path, wanted: Counter[str]) -> list[str]:
     """Texts of stored chunks with the given hashes, each as often as counted."""
     keys = sorted(wanted)
     out: list[str] = []
-    conn = _readonly(docstore)
+    conn = connect_readonly(docstore)
     try:
         for i in range(0, len(keys), _BATCH):
             batch = keys[i : i + _BATCH]
@@ -217,10 +218,6 @@ def _stored_chunks(docstore: Path, wanted: Counter[str]) -> list[str]:
     finally:
         conn.close()
     return out
-
-
-def _readonly(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
 
 
 class DocumentFrequencies:
@@ -243,7 +240,7 @@ class DocumentFrequencies:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._local.conn = _readonly(self._docstore)
+            conn = self._local.conn = connect_readonly(self._docstore)
         return conn
 
     def get(self, key: str, default: int = 0) -> int:
@@ -311,7 +308,7 @@ class CorpusStatistics:
         """Return the lines at least :func:`~sealgraph.text.lines.repeated_floor` documents hold."""
         if self._repeated is None:
             floor = repeated_floor(self.n_documents)
-            conn = _readonly(self._docstore)
+            conn = connect_readonly(self._docstore)
             try:
                 found = {h for (h,) in conn.execute("SELECT h FROM line_df WHERE n >= ?", (floor,))}
             finally:

@@ -27,6 +27,7 @@ from sealgraph.index._gazetteer import (
     rewrite_key_filter,
     write_gazetteer_rows,
 )
+from sealgraph.index._sqlite import connect_readonly
 from sealgraph.index._statistics import line_counts, write_counts
 from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.statistics import CorpusCounts
@@ -278,7 +279,7 @@ def read_docstore(path: Path) -> tuple[list[DocumentRow], list[Chunk], list[str]
         sqlite3.DatabaseError: The file is not a valid docstore.
 
     """
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         documents = [
             DocumentRow(doc_id, title, source)
@@ -313,7 +314,7 @@ def read_documents(path: Path) -> list[Document]:
         sqlite3.DatabaseError: The file is not a valid docstore.
 
     """
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         pieces: dict[str, list[str]] = {}
         ends: dict[str, int] = {}
@@ -373,7 +374,7 @@ def write_sources(path: Path, sources: Iterable[Mapping[str, Any]], *, replace: 
 
 def read_sources(path: Path) -> list[dict[str, Any]] | None:
     """Return the recorded source files, by path; None for a docstore that records none."""
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         try:
             rows = conn.execute(
@@ -394,7 +395,7 @@ def read_sources(path: Path) -> list[dict[str, Any]] | None:
 
 def read_document_ids(path: Path) -> list[str]:
     """Return the id of every stored document, by position."""
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         return [d for (d,) in conn.execute("SELECT doc_id FROM documents ORDER BY position")]
     finally:
@@ -406,7 +407,7 @@ def read_document_files(path: Path) -> dict[str, str] | None:
 
     None for a docstore written before files were recorded (no such table).
     """
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         try:
             rows = conn.execute("SELECT doc_id, path FROM document_files").fetchall()
@@ -421,7 +422,7 @@ def read_document_files(path: Path) -> dict[str, str] | None:
 
 def read_chunk_hashes(path: Path) -> list[tuple[int, str]]:
     """Return ``(row, content hash)`` of every chunk, by row."""
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         return [
             (int(r), h) for r, h in conn.execute('SELECT "row", hash FROM chunks ORDER BY "row"')
@@ -435,11 +436,6 @@ def read_rows(path: Path) -> list[int]:
     return [row for row, _ in read_chunk_hashes(path)]
 
 
-def _connect_readonly(path: Path) -> sqlite3.Connection:
-    # immutable=1: never create a journal or take locks (the index may be read-only).
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-
-
 def dumps_json(value: Any) -> str:
     """Return ``value`` as the docstore writes JSON columns (sorted keys, any value)."""
     return _dumps(value)
@@ -451,7 +447,7 @@ def _dumps(value: Any) -> str:
 
 def count_rows(path: Path) -> tuple[int, int]:
     """Return ``(documents, chunks)`` stored in the docstore at ``path``."""
-    conn = _connect_readonly(path)
+    conn = connect_readonly(path)
     try:
         (n_docs,) = conn.execute("SELECT COUNT(*) FROM documents").fetchone()
         (n_chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
