@@ -23,7 +23,9 @@ gazetteer one lookup per chunk. Another engine implementing :class:`SearchIndex`
   ``chunk_vectors``, and the optional counts;
 * packing (bubble, relevant segments, semantic window): ``doc_chunks``,
   ``neighbors``, ``embed_texts``, the repeated lines;
-* the evaluation: ``iter_chunks``, ``manifest``, ``path``, ``get_chunks``.
+* the evaluation: ``iter_chunks``, ``manifest``, ``path``, ``get_chunks``, and the
+  files the index was read from where it records them (``source_files()``, a list
+  of ``{"path", "sha256", "documents"}``; :meth:`sealgraph.index.Index.source_files`).
 """
 
 from __future__ import annotations
