@@ -191,7 +191,7 @@ def write_append(
     lex: Lexicon,
     name_key: Callable[[str], str],
     embedder: Any,
-    sources: Sequence[dict[str, Any]] = (),
+    sources: Sequence[dict[str, Any]],
     report: Any,
     warn: Any,
 ) -> dict[str, Any]:
