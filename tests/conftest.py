@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 from support.fakes import HashEmbedder, write_tiny_docs
 
-# tiktoken cannot download on this offline machine; use the shared cache beside the repo.
-_TIKTOKEN_CACHE = Path(__file__).resolve().parents[2] / "shared" / "tiktoken_cache"
-if _TIKTOKEN_CACHE.is_dir() and not os.environ.get("TIKTOKEN_CACHE_DIR"):
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(_TIKTOKEN_CACHE)
+# The tiktoken encodings the tests count with ship inside the package: no cache folder needed.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -1,21 +1,65 @@
 """Token-true counting with tiktoken.
 
-Encodings are loaded once per process. tiktoken downloads its BPE files on first
-use; on a machine without network access they must come from a local cache
-(``TIKTOKEN_CACHE_DIR``). When an encoding cannot be loaded we fail fast with a
-message that says how to fix it instead of letting a network error surface deep
-inside a run.
+Encodings are loaded once per process. The encodings the default config needs
+(``o200k_base``, and ``cl100k_base`` for older OpenAI models) ship inside the
+package, so counting works offline with no set-up. ``TIKTOKEN_CACHE_DIR`` is
+still honoured: when it is set, tiktoken reads (or downloads into) that folder
+first. Any other encoding comes from tiktoken's usual download; when one cannot
+be loaded we fail fast with a message that says how to fix it instead of letting
+a network error surface deep inside a run.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import os
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from sealgraph.errors import TokenizerError
 
 DEFAULT_ENCODING = "o200k_base"
+
+# The encodings shipped in the package: tiktoken's own files, byte for byte (their
+# SHA-256 below is the one tiktoken checks after a download), with the split
+# pattern and special tokens of tiktoken_ext.openai_public; a test checks that an
+# encoding built from them encodes exactly as tiktoken's does.
+_BUNDLED_DIR = Path(__file__).with_name("encodings")
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_BUNDLED: dict[str, dict[str, Any]] = {
+    "o200k_base": {
+        "url": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "sha256": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "pat_str": _O200K_PATTERN,
+        "special_tokens": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    },
+    "cl100k_base": {
+        "url": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        "pat_str": _CL100K_PATTERN,
+        "special_tokens": {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    },
+}
 
 # Texts longer than this are counted but not cached (see TokenCounter.count).
 _MAX_CACHED_CHARS = 1 << 16
@@ -55,21 +99,73 @@ def encoding_for_model(model: str | None) -> str:
         ) from None
 
 
-@functools.lru_cache(maxsize=8)
-def get_encoding(name: str = DEFAULT_ENCODING):
-    """Load a tiktoken encoding, raising :class:`TokenizerError` with a fix on failure."""
+def bundled_encodings() -> tuple[str, ...]:
+    """Names of the tiktoken encodings shipped in the package (usable offline)."""
+    return tuple(sorted(_BUNDLED))
+
+
+def _cache_dir() -> str | None:
+    return os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+
+
+def _in_cache(name: str, cache: str) -> bool:
+    """Whether tiktoken's cache folder holds its own file for a packaged encoding.
+
+    tiktoken names a cached file by the SHA-1 of its download address.
+    """
+    key = hashlib.sha1(_BUNDLED[name]["url"].encode("utf-8")).hexdigest()
+    return (Path(cache) / key).is_file()
+
+
+def _load_bundled(name: str):
     import tiktoken
 
+    spec = _BUNDLED[name]
+    # Read here, not through tiktoken.load: that would copy the file into the user's
+    # TIKTOKEN_CACHE_DIR under its path's hash.
+    data = (_BUNDLED_DIR / f"{name}.tiktoken").read_bytes()
+    if hashlib.sha256(data).hexdigest() != spec["sha256"]:
+        raise TokenizerError(
+            f"the packaged tiktoken encoding {name!r} is damaged (hash mismatch); reinstall sealgraph"
+        )
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=spec["pat_str"],
+        mergeable_ranks=ranks,
+        special_tokens=dict(spec["special_tokens"]),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def get_encoding(name: str = DEFAULT_ENCODING):
+    """Load a tiktoken encoding, raising :class:`TokenizerError` with a fix on failure.
+
+    A packaged encoding is read from the package unless ``TIKTOKEN_CACHE_DIR``
+    (or tiktoken's older ``DATA_GYM_CACHE_DIR``) names a folder that holds
+    tiktoken's file for it, which is then used as tiktoken always does; a
+    packaged encoding is never downloaded (tiktoken's download has no time
+    limit). Any other encoding is tiktoken's: cache, else download.
+    """
+    import tiktoken
+
+    cache = _cache_dir()
+    if name in _BUNDLED and not (cache and _in_cache(name, cache)):
+        return _load_bundled(name)
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:  # network errors, hash mismatches, unknown names
-        cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
         where = f"TIKTOKEN_CACHE_DIR={cache}" if cache else "TIKTOKEN_CACHE_DIR is not set"
+        shipped = ", ".join(bundled_encodings())
         raise TokenizerError(
             f"cannot load the tiktoken encoding {name!r} ({type(exc).__name__}: {exc}). "
-            f"tiktoken downloads encodings on first use; on an offline machine put the "
-            f"encoding file in a folder and `export TIKTOKEN_CACHE_DIR=/that/folder` "
-            f"({where}), or run once with network access."
+            f"sealgraph ships {shipped}; tiktoken downloads any other encoding on first "
+            f"use: on an offline machine put the encoding file in a folder and "
+            f"`export TIKTOKEN_CACHE_DIR=/that/folder` ({where}), or run once with "
+            f"network access."
         ) from exc
 
 
