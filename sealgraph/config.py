@@ -200,6 +200,14 @@ class SealConfig(BaseModel):
     """Token budget of the final rendered context."""
     tokenizer_model: str = "gpt-4o"
     """Model (or tiktoken encoding name) whose tokenizer counts the budget."""
+    min_answerability: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Offline answers decline below this answerability: the share of the question's
+    corpus-rare words that the best one or two packed passages hold
+    (:mod:`sealgraph.reasoning.answerability`). 0 (the default) never declines for it:
+    on the tuning half of the development sets no threshold declined any unanswerable
+    question while keeping answerable declines at or under 10 % on every set
+    (docs/benchmarks.md), so the score is reported for you to calibrate on your own
+    questions. An LLM's answer is its own judgement; the score is still reported."""
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     """Hybrid retrieval settings."""
     utility: UtilityWeights = Field(default_factory=UtilityWeights)
@@ -289,6 +297,7 @@ RUN_OVERRIDES: Mapping[str, tuple[float, float | None]] = {
     "retrieval.pool": (1, 500),
     "max_micro_queries": (1, 20),
     "micro_query_k": (1, 100),
+    "min_answerability": (0.0, 1.0),
     "llm.max_calls": (0, None),
     "llm.deadline_s": (0, None),
 }

@@ -89,6 +89,10 @@ class MethodOutput:
     short_answer: str = ""
     """The short answer span the answer step marked ("" when it marked none): what
     exact match and F1 score, as the answer text also carries its cited sentences."""
+    missing: str = ""
+    """What the answer step said the context does not state ("" when nothing)."""
+    answerability: float | None = None
+    """The packed context's offline answerability (None when the pipeline reports none)."""
     llm_events: tuple[Mapping[str, Any], ...] = ()
     """The run's ``llm_call``, ``llm_fallback`` and ``llm_circuit`` events (graph
     methods; empty offline), for the LLM columns of the report."""
@@ -425,6 +429,11 @@ def _llm_calls(result: Mapping[str, Any]) -> int:
     return int(result.get("llm_calls", 0))
 
 
+def _answerability(result: Mapping[str, Any]) -> float | None:
+    value = result.get("answerability")
+    return float(value) if isinstance(value, int | float) else None
+
+
 def _answer_chunks(
     question: str, chunks: list[Chunk], index: SearchIndex, config: SealConfig, pipeline: Pipeline
 ) -> MethodOutput:
@@ -439,6 +448,8 @@ def _answer_chunks(
         packed=_packed_ranges(result),
         declined=bool(result.get("insufficient", False)),
         short_answer=str(result.get("short_answer") or ""),
+        missing=str(result.get("missing") or ""),
+        answerability=_answerability(result),
     )
 
 
@@ -550,6 +561,8 @@ def _build_expand(index: SearchIndex, config: SealConfig, pipeline: Pipeline) ->
             packed=out.packed,
             declined=out.declined,
             short_answer=out.short_answer,
+            missing=out.missing,
+            answerability=out.answerability,
         )
 
     return run
@@ -570,7 +583,7 @@ def _graph_method(name: str, overrides: Mapping[str, Any], *, llm: bool = False)
             packed = _packed_ranges(result)
             if not packed:  # the output's packed spans carry no offsets: read the trace
                 packed = tuple(packed_ranges_from_trace(log, index))
-            declined = result.get("insufficient")
+            declined = result.get("declined", result.get("insufficient"))
             return MethodOutput(
                 evidence=tuple(
                     index.get_chunks([str(item["chunk_id"]) for item in result["evidence"]])
@@ -584,6 +597,8 @@ def _graph_method(name: str, overrides: Mapping[str, Any], *, llm: bool = False)
                 packed=packed,
                 declined=declined_from_log(log) if declined is None else bool(declined),
                 short_answer=short_answer_from_log(log),
+                missing=str(result.get("missing") or ""),
+                answerability=_answerability(result),
                 llm_events=tuple(e for e in log if e.get("kind") in LLM_EVENT_KINDS),
             )
 

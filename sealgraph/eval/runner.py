@@ -257,6 +257,8 @@ def make_record(
         "answer": output.answer,
         "short_answer": output.short_answer,
         "declined": output.declined,
+        "missing": output.missing,
+        "answerability": output.answerability,
         "latency_ms": round(scores.latency_ms, 3),
         "loops": output.loops,
         "llm_calls": output.llm_calls,

@@ -53,7 +53,18 @@ class SealOutput(TypedDict):
     """What a run returns."""
 
     answer: str
-    """The answer (or an explicit statement that evidence is insufficient)."""
+    """The answer a person reads: the short answer and its cited sentences, or the
+    statement that the evidence is insufficient (never what is missing: see ``missing``)."""
+    short_answer: str
+    """The short answer span ("" when none is marked or the answer declined)."""
+    missing: str
+    """What the context does not state ("" when nothing is missing)."""
+    declined: bool
+    """True when the answer declined (the reasoner's judgement, or offline answerability
+    below ``min_answerability``)."""
+    answerability: float
+    """Offline answerability of the packed context in [0, 1]
+    (:mod:`sealgraph.reasoning.answerability`), reported in every mode."""
     citations: list[dict[str, Any]]
     """``{"n", "chunk_id", "title", "text"}`` for every span the answer cites."""
     evidence: list[dict[str, Any]]
@@ -200,6 +211,10 @@ class GenerateUpdate(TypedDict, total=False):
     """What ``generate`` writes: the answer and its citations."""
 
     answer: str
+    short_answer: str
+    missing: str
+    declined: bool
+    answerability: float
     citations: list[dict[str, Any]]
     llm_seconds: float
     llm_calls: int

@@ -16,9 +16,10 @@ from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
 from sealgraph.reasoning.answer import SpanText, answer_kind
+from sealgraph.reasoning.answerability import Answerability, answerability, gate_answer
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
-from sealgraph.text.lexicon import reads_index_lexicon
+from sealgraph.text.lexicon import Lexicon, reads_index_lexicon
 from sealgraph.text.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
 
@@ -139,6 +140,35 @@ def citations_for(
     ]
 
 
+def judge_answer(
+    question: str,
+    packed: Sequence[Mapping[str, Any]],
+    generated: GeneratedAnswer,
+    config: SealConfig,
+    knowledge: CorpusKnowledge,
+    lexicon: Lexicon,
+    *,
+    model_judged: bool = False,
+) -> tuple[GeneratedAnswer, Answerability]:
+    """Score the packed context's answerability and decline the answer below the threshold.
+
+    ``model_judged``: the answer is an LLM's, which judged answerability itself
+    (it declines on its own): the score is reported, the answer kept. The offline
+    score decides for offline answers and for LLM steps that fell back.
+    """
+    found = answerability(
+        lexicon.terms(question),
+        [lexicon.terms(f"{p.get('title', '')}\n{p.get('text', '')}") for p in packed],
+        knowledge.idf,
+    )
+    if model_judged:
+        return generated, found
+    unheld = set(found.unheld)
+    words = [w for w in dict.fromkeys(lexicon.content_words(question)) if lexicon.stem(w) in unheld]
+    words.sort(key=lambda w: found.unheld.index(lexicon.stem(w)))
+    return gate_answer(generated, found, config.min_answerability, words), found
+
+
 def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
     """Return the packing trace as JSON-safe dicts."""
     return [dataclasses.asdict(d) for d in result.trace]
@@ -174,12 +204,22 @@ def answer_from_evidence(
     support = reasoner.support(needs, items, feats).value
     result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)
     packed = packed_dicts(result)
-    generated = reasoner.generate(needs, span_texts(packed), gaps).value
+    outcome = reasoner.generate(needs, span_texts(packed), gaps)
+    generated, found = judge_answer(
+        question,
+        packed,
+        outcome.value,
+        config,
+        kn,
+        kn.lexicon,
+        model_judged=reasoner.name != OfflineReasoner.name and not outcome.fallback,
+    )
     return {
         "answer": generated.answer,
         "short_answer": generated.short,
         "insufficient": generated.insufficient,
         "missing": generated.missing,
+        "answerability": found.score,
         "citations": citations_for(packed, generated),
         "context": result.context,
         "context_tokens": result.tokens,

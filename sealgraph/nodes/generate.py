@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import GenerateUpdate, SealState
-from sealgraph.graph.steps import citations_for, span_texts
+from sealgraph.graph.steps import citations_for, judge_answer, span_texts
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
@@ -36,7 +36,15 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
         budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, Step.GENERATE)
-    ans = outcome.value
+    ans, found = judge_answer(
+        needs.question,
+        packed,
+        outcome.value,
+        cfg,
+        run.knowledge,
+        run.lexicon,
+        model_judged=run.reasoner.name != "offline" and not outcome.fallback,
+    )
     if not getattr(run.reasoner, "streams_answer", False):
         # The offline reasoner (or a custom one): the answer as one message chunk,
         # so a UI streaming in LangGraph's messages mode sees it too.
@@ -50,10 +58,16 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
             "reasoner": run.reasoner.name,
             "short": ans.short,
             "missing": ans.missing,
+            "answerability": found.score,
+            "answerability_passages": [packed[i]["n"] for i in found.passages],
         },
     )
     return {
         "answer": ans.answer,
+        "short_answer": ans.short,
+        "missing": ans.missing,
+        "declined": ans.insufficient,
+        "answerability": found.score,
         "citations": citations_for(packed, ans),
         **llm_seconds_update(outcome),
         "seal_log": w.done(),

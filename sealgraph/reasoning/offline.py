@@ -145,7 +145,7 @@ class OfflineReasoner:
         One cited sentence per hop, the short answer marked when its kind is recognised.
 
         Open gaps do not make it decline: they say what is missing when a hop is not in
-        the context. It declines ("Insufficient evidence: …") only when no sentence of
+        the context. It declines ("Insufficient evidence: …", what is missing in ``missing``) only when no sentence of
         the context answers anything the question asks (see
         :func:`sealgraph.reasoning.answer.compose_answer`).
         """

@@ -73,7 +73,19 @@ LLM_KEY = "sealgraph_llm"
 OVERRIDES_KEY = "sealgraph_overrides"
 """Checkpoint-metadata key holding the run's config overrides as a JSON object."""
 
-OUTPUT_KEYS = ("answer", "citations", "evidence", "context", "context_tokens", "loops", "gaps")
+OUTPUT_KEYS = (
+    "answer",
+    "short_answer",
+    "declined",
+    "missing",
+    "answerability",
+    "citations",
+    "evidence",
+    "context",
+    "context_tokens",
+    "loops",
+    "gaps",
+)
 """State keys that make up a run's result (besides its ``seal_log``)."""
 
 SLOW_NODE_ENV = "SEALGRAPH_TEST_SLOW_NODE"
@@ -349,6 +361,10 @@ def run_output(values: Mapping[str, Any], thread_id: str | None = None) -> dict[
     """Return the result of a run as ``--json`` prints it: :data:`OUTPUT_KEYS` plus ``thread_id``."""
     defaults: dict[str, Any] = {
         "answer": "",
+        "short_answer": "",
+        "declined": False,
+        "missing": "",
+        "answerability": None,
         "citations": [],
         "evidence": [],
         "context": "",

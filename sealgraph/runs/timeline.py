@@ -332,7 +332,14 @@ def _pack_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
 def _answer_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]:
     cited = data.get("cited") or []
     suffix = f"  (cites {', '.join(f'[{n}]' for n in cited)})" if cited else ""
-    return [f"answer     {message}{suffix}"]
+    lines = [f"answer     {message}{suffix}"]
+    score = data.get("answerability")
+    if isinstance(score, int | float):
+        verdict = "declined" if data.get("insufficient") else "answered"
+        lines.append(f"           {verdict}; answerability {float(score):.2f}")
+    if data.get("missing"):
+        lines.append(f"           missing: {data['missing']}")
+    return lines
 
 
 _EventRenderer = Callable[[str, str, Mapping[str, Any]], list[str]]

@@ -9,10 +9,11 @@ when the expected answer kind is recognised in the last hop's sentence:
 
 :class:`ComposedAnswer` keeps the parts apart (``short``, the ``support`` sentences
 and what is ``missing``); ``answer`` is the readable string: ``short — sentences``
-when a short span is marked, the sentences alone when it is not, followed by "Not
-found in the context: …" when a hop is still missing. The composer declines
-("Insufficient evidence: …", from the open gaps) only when no sentence of the
-context answers anything the question asks.
+when a short span is marked, the sentences alone when it is not, with document
+markup removed (:func:`~sealgraph.text.readable.readable`). What a missing hop or
+an open gap leaves unstated is the ``missing`` field, never part of the answer
+text. The composer declines (:data:`DECLINED`, with ``missing`` from the open gaps)
+only when no sentence of the context answers anything the question asks.
 
 How each question form is answered:
 
@@ -40,12 +41,14 @@ and ``_compose`` (:func:`compose_answer`, :func:`extractive_answer`).
 
 from __future__ import annotations
 
+from sealgraph.reasoning.answer._build import DECLINED
 from sealgraph.reasoning.answer._chains import FULL_COVER
 from sealgraph.reasoning.answer._compose import compose_answer, extractive_answer
 from sealgraph.reasoning.answer._kind import answer_head, answer_kind, asked_terms, question_hops
 from sealgraph.reasoning.answer._types import ComposedAnswer, OfflineAnswer, SpanText
 
 __all__ = [
+    "DECLINED",
     "FULL_COVER",
     "ComposedAnswer",
     "OfflineAnswer",

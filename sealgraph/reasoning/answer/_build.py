@@ -1,4 +1,10 @@
-"""Building composed answers: from supporting sentences, declining, with what is missing."""
+"""Building composed answers: from supporting sentences, declining, with what is missing.
+
+The answer text is what a person reads: the short answer and its cited sentences,
+with document markup taken out (:func:`~sealgraph.text.readable.readable`). What
+the context does not state is never appended to it: it is the answer's own
+``missing`` field.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,12 @@ from collections.abc import Sequence
 
 from sealgraph.reasoning.answer._context import Context, Sentence
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike
+from sealgraph.text.readable import readable
 
-__all__ = ["build_answer", "decline", "missing_text", "with_gaps"]
+__all__ = ["DECLINED", "build_answer", "decline", "missing_text", "with_gaps"]
+
+DECLINED = "Insufficient evidence: the documents found do not answer this question."
+"""The answer text of a declined question (what is missing is in ``missing``)."""
 
 
 def missing_text(ctx: Context, gaps: Sequence[GapLike]) -> str:
@@ -32,15 +42,18 @@ def build_answer(
     """Build the answer from its short span and supporting sentences (each cited once)."""
     seen: set[tuple[int, str]] = set()
     support: list[tuple[int, str]] = []
+    shown_support: list[str] = []
     for s in sentences:
-        if (s.n, s.text) not in seen:
+        if (s.n, s.text) not in seen and (shown := readable(s.text)):
             seen.add((s.n, s.text))
             support.append((s.n, s.text))
-    body = " ".join(f"{text} [{n}]" for n, text in support)
+            shown_support.append(f"{shown} [{s.n}]")
+    body = " ".join(shown_support)
+    short = readable(short)
     shown = short[:1].upper() + short[1:] if kind == "yes_no" else short
     text = f"{shown} — {body}" if short and body else (shown or body)
-    if missing:
-        text = f"{text} Not found in the context: {missing}." if text else missing
+    if not text:
+        return decline(ctx, kind, (), missing)
     return ComposedAnswer(
         answer=text,
         short=short,
@@ -60,7 +73,7 @@ def decline(
     if not missing:
         missing = why or "the context is empty"
     return ComposedAnswer(
-        answer=f"Insufficient evidence: {missing}.",
+        answer=DECLINED,
         short="",
         support=(),
         cited=(),
@@ -74,7 +87,4 @@ def with_gaps(ctx: Context, got: ComposedAnswer, gaps: Sequence[GapLike]) -> Com
     """Add what the gate found missing to an answer that gives no short span."""
     if got.short or got.missing or got.insufficient or not gaps:
         return got
-    missing = missing_text(ctx, gaps)
-    return dataclasses.replace(
-        got, answer=f"{got.answer} Not found in the context: {missing}.", missing=missing
-    )
+    return dataclasses.replace(got, missing=missing_text(ctx, gaps))

@@ -46,7 +46,8 @@ class ComposedAnswer:
 
     answer: str
     """The readable answer: ``short — sentence [n] …``, the sentences alone when no short
-    span is marked, or "Insufficient evidence: …" when the composer declined."""
+    span is marked, or "Insufficient evidence: …" when the composer declined; never
+    what is missing (that is :attr:`missing`)."""
     short: str
     """The short answer span ("yes"/"no", an option, a name, a date…) or "" when the
     answer kind is not recognised with confidence."""

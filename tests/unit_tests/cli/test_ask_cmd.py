@@ -13,6 +13,10 @@ QUESTION = "In which province is the town where Northwind Studio was founded?"
 CITED_QUESTION = "Who designed the Lumen Lamp?"
 JSON_KEYS = {
     "answer",
+    "short_answer",
+    "declined",
+    "missing",
+    "answerability",
     "citations",
     "evidence",
     "context",
@@ -58,6 +62,8 @@ def test_ask_json_prints_exactly_one_object_with_the_contract_keys(tiny_index, d
     out = json.loads(captured.out)  # the whole of stdout is one JSON object
     assert set(out) == JSON_KEYS
     assert out["answer"]
+    assert out["declined"] is False and 0.0 <= out["answerability"] <= 1.0
+    assert isinstance(out["missing"], str) and isinstance(out["short_answer"], str)
     assert out["llm_fallbacks"] == []  # offline: nothing can fall back
     assert out["llm_circuit"] is None  # nor open the LLM circuit
     assert len(out["evidence"]) == 2
@@ -305,3 +311,20 @@ def test_fallback_warning_is_one_line_naming_each_step_and_its_last_reason():
     assert "assess: xxx" in line and len(line) < 250
     assert fallback_warning(fallbacks[:1]).startswith("sealgraph: warning: 1 LLM step fell back")
     assert fallback_warning([]) == ""
+
+
+def test_ask_json_declines_below_the_answerability_threshold(tiny_index, db, capsys):
+    # "Zorblat" is in no document: the best passages hold too little of the question.
+    question = "Who designed the Zorblat Lumen Lamp?"
+    args = ["ask", question, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"]
+    assert main(args) == 0
+    answered = json.loads(capsys.readouterr().out)
+    assert answered["declined"] is False  # the default threshold (0) never declines
+    assert 0.0 < answered["answerability"] < 1.0
+    assert main([*args, "--set", "min_answerability=0.99"]) == 0
+    declined = json.loads(capsys.readouterr().out)
+    assert declined["declined"] is True
+    assert declined["answerability"] == answered["answerability"]
+    assert declined["answer"].startswith("Insufficient evidence")
+    assert "zorblat" in declined["missing"]
+    assert "zorblat" not in declined["answer"].lower()  # what is missing stays out of the text

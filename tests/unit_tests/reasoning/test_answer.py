@@ -8,7 +8,13 @@ import pytest
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
-from sealgraph.reasoning.answer import SpanText, answer_kind, asked_terms, compose_answer
+from sealgraph.reasoning.answer import (
+    DECLINED,
+    SpanText,
+    answer_kind,
+    asked_terms,
+    compose_answer,
+)
 
 GAZETTEER = Gazetteer(
     [
@@ -132,7 +138,8 @@ def test_a_missing_hop_is_said_and_the_found_hop_given():
     assert got.short == ""
     assert got.cited == (1,)
     assert got.missing == gap.reason
-    assert got.answer.endswith(f"Not found in the context: {gap.reason}.")
+    # What is missing is its own field, never part of the text a person reads.
+    assert got.answer == "Ledgerline is owned by the Payments Platform Team (PPT). [1]"
 
 
 def test_declines_when_nothing_answers_and_says_what_is_missing():
@@ -140,7 +147,8 @@ def test_declines_when_nothing_answers_and_says_what_is_missing():
     got = compose("What budget does Project Heron have?", [LISBON], [gap])
     assert got.insufficient
     assert got.cited == () and got.support == () and got.short == ""
-    assert got.answer == "Insufficient evidence: no passage about 'Heron'."
+    assert got.answer == DECLINED
+    assert got.missing == "no passage about 'Heron'"
 
 
 def test_declines_on_an_empty_context():
