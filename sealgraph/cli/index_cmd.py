@@ -14,9 +14,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``index`` subcommand."""
     parser = subparsers.add_parser(
         "index",
-        help="build an index from Markdown, text and JSONL files, or add files to one or remove them",
+        help="build an index from documents (Markdown, HTML, PDF, Office, text, JSONL...), "
+        "or add files to one or remove them",
         description=(
-            "Ingest documents (files or folders; .md, .markdown, .txt, .jsonl), chunk them on "
+            f"Ingest documents (files or folders; {_formats()}), chunk them on "
             "sentence boundaries and write a lexical + dense index. If the --index directory "
             "already holds an index, the documents are ADDED to it: a document whose id is "
             "already there (a file's path relative to the folder given, or its JSONL id) is "
@@ -32,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             f"index is ${INDEX_ENV} (said on stderr). Without PATH, an existing index has "
             "its lexical (BM25) part rebuilt from its stored chunks, as this sealgraph "
             "tokenizes and stems: what an index built by an older version needs; nothing is "
-            "chunked or embedded again."
+            "chunked or embedded again. Folders leave out build output and theme templates "
+            "by default, and what their .sealgraphignore (gitignore-style patterns) and "
+            "--exclude name."
         ),
     )
     parser.add_argument(
@@ -125,6 +128,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=(
             "raise (or lower) a limit on what one file may unpack to, e.g. max_cells=5000000 "
             f"(repeatable; the limits and their defaults: {_limit_names()})"
+        ),
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help=(
+            "leave out files or folders matching this gitignore-style pattern, after the "
+            "defaults and the folder's .sealgraphignore; !PATTERN takes one back "
+            f"(repeatable; defaults: {_default_excludes()})"
         ),
     )
     parser.add_argument(
@@ -237,6 +251,22 @@ def _recorded_embedder(index_dir: str) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
+def _formats() -> str:
+    from sealgraph.ingest import FORMATS
+
+    def name(fmt: Any) -> str:
+        extra = f" with the {fmt.extra} extra" if fmt.extra else ""
+        return "/".join(fmt.suffixes) + extra
+
+    return ", ".join([*(name(f) for f in FORMATS), ".jsonl"])
+
+
+def _default_excludes() -> str:
+    from sealgraph.ingest.ignore import DEFAULT_EXCLUDES
+
+    return " ".join(DEFAULT_EXCLUDES)
+
+
 def _limit_names() -> str:
     from sealgraph.ingest import LoaderLimits
 
@@ -303,6 +333,7 @@ def run(args: argparse.Namespace) -> int:
         prune=args.prune,
         follow_links=args.follow_links,
         limits=_limits(args.limit),
+        exclude=args.exclude,
         **options,
     )
     # The index build_index returns is this build's own (loaded under its lock),

@@ -113,6 +113,7 @@ def build_index(
     prune: bool = False,
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
+    exclude: Sequence[str] = (),
 ) -> Index:
     """Build an index, or add documents to an existing one, and return it loaded.
 
@@ -184,6 +185,9 @@ def build_index(
         limits: How much of one file the loaders unpack before refusing it
             (:class:`~sealgraph.ingest.LoaderLimits`; its documented defaults when
             None).
+        exclude: Gitignore-style patterns of files and folders the given folders
+            leave out, after the defaults (build output, theme templates) and each
+            folder's ``.sealgraphignore`` (:mod:`sealgraph.ingest.ignore`).
 
     Returns:
         The new index.
@@ -221,6 +225,7 @@ def build_index(
         prune=prune,
         follow_links=follow_links,
         limits=limits,
+        exclude=exclude,
     )
 
 

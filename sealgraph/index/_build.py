@@ -117,6 +117,7 @@ def build_index_dir(
     prune: bool = False,
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
+    exclude: Sequence[str] = (),
 ) -> _T:
     """Build (or add to) the index in ``index_dir`` and return ``finish(index_dir, embedder)``.
 
@@ -140,6 +141,7 @@ def build_index_dir(
         prune=prune,
         follow_links=follow_links,
         limits=limits,
+        exclude=exclude,
     )
     report = progress or _StderrProgress()
 
@@ -368,6 +370,7 @@ def _plan_build(
     prune: bool,
     follow_links: bool,
     limits: LoaderLimits | None,
+    exclude: Sequence[str] = (),
 ) -> _BuildPlan:
     """Settle the settings and read the documents of a build; nothing is written yet.
 
@@ -400,7 +403,7 @@ def _plan_build(
     if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
         inputs = list(inputs)  # read twice: for the documents and for the folders given
     given, sources, given_files = given_documents(
-        inputs, warn, follow_links=follow_links, limits=limits
+        inputs, warn, follow_links=follow_links, limits=limits, exclude=exclude
     )
     scope = Scope.of(inputs, sources)
     if prune and scope is None:

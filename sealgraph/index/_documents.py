@@ -31,11 +31,18 @@ from sealgraph.types import Document
 
 
 def given_documents(
-    inputs: Any, warn: WarnFn, *, follow_links: bool = False, limits: LoaderLimits | None = None
+    inputs: Any,
+    warn: WarnFn,
+    *,
+    follow_links: bool = False,
+    limits: LoaderLimits | None = None,
+    exclude: Sequence[str] = (),
 ) -> tuple[list[Document], list[SourceFile], dict[str, str]]:
     """Documents to index, the files read, and the file of each document read from one."""
     if isinstance(inputs, str | os.PathLike):
-        corpus = load_corpus(inputs, warn=warn, follow_links=follow_links, limits=limits)
+        corpus = load_corpus(
+            inputs, warn=warn, follow_links=follow_links, limits=limits, exclude=exclude
+        )
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     items = list(inputs) if isinstance(inputs, Iterable) else [inputs]
     if not items:
@@ -43,7 +50,9 @@ def given_documents(
     if not all(isinstance(item, Document) for item in items):
         if any(isinstance(item, Document) for item in items):
             raise InputError("give either paths or Document objects, not a mix")
-        corpus = load_corpus(items, warn=warn, follow_links=follow_links, limits=limits)
+        corpus = load_corpus(
+            items, warn=warn, follow_links=follow_links, limits=limits, exclude=exclude
+        )
         return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
     seen: set[str] = set()
     for doc in items:

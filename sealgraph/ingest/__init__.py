@@ -27,12 +27,13 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sealgraph.errors import IngestError, InputError
+from sealgraph.ingest.ignore import IgnoreRules
 from sealgraph.ingest.loaders import (
     FORMATS,
     PLAIN_TEXT,
@@ -111,6 +112,7 @@ def load_documents(
     warn: WarnFn | None = None,
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
+    exclude: Sequence[str] = (),
 ) -> list[Document]:
     """Load documents from files and directories.
 
@@ -130,6 +132,9 @@ def load_documents(
         limits: How much of one file the loaders unpack before refusing it
             (:class:`~sealgraph.ingest.loaders.LoaderLimits`; the documented
             defaults when None).
+        exclude: More gitignore-style patterns of what folders leave out, after
+            the defaults and each folder's ``.sealgraphignore``
+            (:mod:`sealgraph.ingest.ignore`).
 
     Returns:
         The documents, in a deterministic order (inputs in the given order, files
@@ -138,14 +143,17 @@ def load_documents(
     Raises:
         InputError: A path does not exist, a path named explicitly is not a
             regular file or folder (a FIFO, a device), a file named explicitly
-            cannot be read, or no document was found at all.
+            cannot be read, an ignore file or pattern cannot be read, or no
+            document was found at all.
         IngestError: A JSONL line is malformed (or nested more than
             :data:`MAX_JSON_DEPTH` deep), two inputs claim the same id, or a file
             named explicitly is damaged or needs an extra that is not installed
             (``reading report.pdf needs the pdf extra: pip install 'sealgraph[pdf]'``).
 
     """
-    return load_corpus(paths, warn=warn, follow_links=follow_links, limits=limits).documents
+    return load_corpus(
+        paths, warn=warn, follow_links=follow_links, limits=limits, exclude=exclude
+    ).documents
 
 
 def load_corpus(
@@ -154,11 +162,13 @@ def load_corpus(
     warn: WarnFn | None = None,
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
+    exclude: Sequence[str] = (),
 ) -> Corpus:
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
     loader = _Loader(warn, limits or LoaderLimits())
-    for root, file, explicit in _iter_input_files(_as_path_list(paths), warn, follow_links):
+    files = _iter_input_files(_as_path_list(paths), warn, follow_links, exclude)
+    for root, file, explicit in files:
         loader.load_file(root, file, explicit=explicit)
     loader.warn_missing_extras()
     if not loader.documents:
@@ -594,7 +604,7 @@ def _as_path_list(
 
 
 def _iter_input_files(
-    paths: list[Path], warn: WarnFn, follow_links: bool
+    paths: list[Path], warn: WarnFn, follow_links: bool, exclude: Sequence[str] = ()
 ) -> Iterator[tuple[Path, Path, bool]]:
     """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root."""
     roots = [os.path.realpath(p) for p in paths]
@@ -602,7 +612,8 @@ def _iter_input_files(
         if not path.exists():
             raise InputError(f"no such file or directory: {path}")
         if path.is_dir():
-            for file in _walk(path, warn, roots=None if follow_links else roots):
+            rules = IgnoreRules.for_folder(path, exclude)
+            for file in _walk(path, warn, roots=None if follow_links else roots, rules=rules):
                 yield path, file, False
         else:
             kind = _file_kind(path.stat().st_mode)
@@ -613,8 +624,13 @@ def _iter_input_files(
             yield path.parent, path, True
 
 
-def _walk(root: Path, warn: WarnFn, *, roots: list[str] | None) -> list[Path]:
+def _walk(
+    root: Path, warn: WarnFn, *, roots: list[str] | None, rules: IgnoreRules | None = None
+) -> list[Path]:
     """Supported, non-hidden regular files under ``root``, sorted by path relative to it.
+
+    Files and folders ``rules`` leave out (:mod:`sealgraph.ingest.ignore`) are not
+    read; a folder left out is not entered.
 
     Symlinks are followed when they resolve inside one of ``roots`` (the real
     paths given; None follows every link) and skipped with a warning otherwise.
@@ -656,7 +672,13 @@ def _walk(root: Path, warn: WarnFn, *, roots: list[str] | None) -> list[Path]:
                 dirnames[:] = []
                 continue
             walked.add(real_dir)
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            here = Path(dirpath).relative_to(root).as_posix()
+            prefix = "" if here == "." else here + "/"
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not d.startswith(".") and not (rules and rules.ignored(prefix + d, is_dir=True))
+            )
             links.extend(
                 Path(dirpath, d)
                 for d in dirnames
@@ -664,7 +686,7 @@ def _walk(root: Path, warn: WarnFn, *, roots: list[str] | None) -> list[Path]:
             )
             for name in sorted(filenames):
                 file = Path(dirpath, name)
-                if name.startswith(".") or file.suffix.lower() not in SUPPORTED_SUFFIXES:
+                if not _wanted(prefix + name, rules, is_dir=False):
                     continue
                 if file.is_symlink():
                     file_links.append(file)
@@ -683,6 +705,16 @@ def _walk(root: Path, warn: WarnFn, *, roots: list[str] | None) -> list[Path]:
         elif not file.is_dir():
             _warn_special(file, warn)
     return sorted(found.values(), key=lambda f: f.relative_to(root).as_posix())
+
+
+def _wanted(relative: str, rules: IgnoreRules | None, *, is_dir: bool) -> bool:
+    """Whether a folder walk reads this file or enters this folder (not hidden, not left out)."""
+    name = relative.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return False
+    if not is_dir and Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+        return False
+    return not (rules and rules.ignored(relative, is_dir=is_dir))
 
 
 def _warn_special(file: Path, warn: WarnFn) -> None:
