@@ -43,6 +43,10 @@ methods:
                 LLM circuit opened, seconds per question."""
 
 
+DEFAULT_METHODS = "flat-bm25,flat-hybrid,seal"
+"""What ``eval`` compares when ``--methods`` is not given: SEAL against both flat baselines."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
@@ -77,12 +81,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--limit", type=int, metavar="N", help="evaluate the first N questions (of the half)"
     )
-    parser.add_argument("--k", type=int, required=True, metavar="K", help="evidence-set size")
+    parser.add_argument(
+        "--k", type=int, default=5, metavar="K", help="evidence-set size (default: 5)"
+    )
     parser.add_argument(
         "--methods",
-        required=True,
+        default=DEFAULT_METHODS,
         metavar="M1,M2",
-        help="comma-separated methods to compare (listed below)",
+        help=f"comma-separated methods to compare (listed below; default: {DEFAULT_METHODS})",
     )
     parser.add_argument(
         "--llm",

@@ -509,3 +509,13 @@ def test_outputs_are_all_or_nothing_when_a_late_writer_fails(tmp_path):
     assert json.loads(out.read_text()) == report
     assert records.read_text() == '{"id": "q"}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.jsonl"]
+
+
+def test_eval_defaults_are_k5_and_seal_against_both_flat_baselines(data, capsys):
+    tmp, questions, pool = data
+    out = tmp / "report.json"
+    argv = ["eval", "--questions", str(questions), "--pool", str(pool), "--embedder", "none"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["k"] == 5
+    assert list(report["methods"]) == ["flat-bm25", "flat-hybrid", "seal"]
