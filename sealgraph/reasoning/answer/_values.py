@@ -168,11 +168,13 @@ def best_value(
     if not cands:
         return None
     rel = relation_positions(ctx, s.text)
+    now = kind in NAME_KINDS and asks_now(ctx.needs.question)
 
-    def rank(c: tuple[int, str]) -> tuple[float, int, int]:
+    def rank(c: tuple[int, str]) -> tuple[float, bool, int, int]:
         fit = _fit(c[1], kind, head) if kind in NAME_KINDS else 1.0
         distance = min((abs(c[0] - r) for r in rel), default=0)
-        return (fit, -distance, -c[0])
+        current = not (now and superseded(s.text, c[0], c[1]))
+        return (fit, current, -distance, -c[0])
 
     best = max(cands, key=rank)
     text = best[1].strip(" ,.;:")
@@ -180,6 +182,29 @@ def best_value(
         # An acronym the context spells out is answered by its long form.
         text = ctx.long_form.get(normalize_name(text), text)
     return rank(best)[0], _without_article(text)
+
+
+_WINDOW_WORDS = 3
+"""Words either side of a name read for a sign that its holder is a past one."""
+
+
+def asks_now(question: str) -> bool:
+    """Whether a question asks who holds something now: none of its words is a past one."""
+    return not (set(fold(question).split()) & active().past_question_words)
+
+
+def superseded(text: str, pos: int, name: str) -> bool:
+    """Whether the name at ``pos`` is marked as a past holder in its sentence.
+
+    A former-word among the few words before it ("its *first* lead, X") or a
+    departure verb among the few after it ("X *left* Corvane in 2019") marks it;
+    words of the lexicon's :attr:`~sealgraph.text.lexicon.Lexicon.former_words` and
+    :attr:`~sealgraph.text.lexicon.Lexicon.departure_words`.
+    """
+    lex = active()
+    before = [fold(m.group(0)) for m in TOKEN.finditer(text[:pos])][-_WINDOW_WORDS:]
+    after = [fold(m.group(0)) for m in TOKEN.finditer(text, pos + len(name))][:_WINDOW_WORDS]
+    return bool(set(before) & lex.former_words or set(after) & lex.departure_words)
 
 
 def _without_article(text: str) -> str:

@@ -84,7 +84,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
@@ -416,6 +416,18 @@ class Lexicon:
     qualifier_query_words: Mapping[str, str]
     """Words added to a micro-query asking for a qualifier type (``date`` → "date year")."""
 
+    # -- who holds a role now (read by the answer composer only) ---------------------------
+    # These fields have defaults (a lexicon written before them still builds) and are left
+    # out of :attr:`fingerprint`: no counted table depends on them.
+
+    former_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
+    """Words just before a name that mark it as a past holder ("its *first* lead, X")."""
+    departure_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
+    """Verbs just after a name that end its tenure ("X *left* in 2019")."""
+    past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
+    """Question words that ask about the past ("did", "was", "first"): without one, a
+    question asks who holds a role now, and a past holder is not the answer."""
+
     def __post_init__(self) -> None:
         local = threading.local()  # PyStemmer objects must not be shared between threads
 
@@ -518,7 +530,13 @@ class Lexicon:
     @cached_property
     def fingerprint(self) -> str:
         """Digest of every field: tables computed with another lexicon are recomputed."""
-        return _digest({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})[:16]
+        return _digest(
+            {
+                f.name: getattr(self, f.name)
+                for f in dataclasses.fields(self)
+                if f.metadata.get("counted", True)
+            }
+        )[:16]
 
     def __repr__(self) -> str:
         return f"Lexicon({self.name!r}, stemmer={self.stemmer!r})"

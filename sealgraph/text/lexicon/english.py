@@ -414,5 +414,14 @@ ENGLISH = Lexicon(
     qualifier_query_words=MappingProxyType(
         {"date": "date year", "number": "number", "place": "place location"}
     ),
+    former_words=_w("first former previous original founding earlier late ex then"),
+    departure_words=_w(
+        "left leaves retired retires resigned resigns departed departs quit quits died dies "
+        "stepped steps handed hands"
+    ),
+    past_question_words=_w(
+        "did was were had used first former formerly originally previous previously initially "
+        "once founding"
+    ),
 )
 """The English lexicon (the default of :func:`sealgraph.text.lexicon.active`)."""

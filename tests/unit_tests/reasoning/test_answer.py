@@ -272,3 +272,24 @@ def test_choice_between_described_options_answers_the_entity_filling_the_role():
     )
     assert got.short == "Dana Whitcombe"
     assert got.cited == (2, 3)
+
+
+# --- a role's current holder over a former one -----------------------------------------------
+
+HANDOVER = SpanText(
+    7,
+    "ppt",
+    "Payments Platform Team",
+    "The Payments Platform Team formed in 2017. Its first lead, Martin Okonkwo, left Corvane "
+    "in 2019, and Dana Whitcombe took over the Payments Platform Team that year.",
+)
+
+
+def test_a_present_tense_question_is_answered_by_the_current_holder():
+    got = compose("Who leads the Payments Platform Team?", [HANDOVER])
+    assert got.short == "Dana Whitcombe"
+
+
+def test_a_past_tense_question_may_be_answered_by_the_former_holder():
+    got = compose("Who was the first lead of the Payments Platform Team?", [HANDOVER])
+    assert got.short == "Martin Okonkwo"
