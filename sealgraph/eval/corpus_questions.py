@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.errors import IngestError, InputError
-from sealgraph.ingest import parse_json_line
+from sealgraph.ingest import MARKDOWN_SUFFIXES, parse_json_line
+from sealgraph.ingest.loaders.markup import split_front_matter
 from sealgraph.text.normalize import OffsetMap, normalize_text
 from sealgraph.types import Document
 
@@ -97,6 +98,9 @@ class SourceText:
     byte-order mark or other invisible characters, LF line ends only)."""
     offsets: OffsetMap
     """Offsets between the raw text (the file read as UTF-8) and :attr:`text`."""
+    skipped: int = 0
+    """Characters of the normalised file before :attr:`text` that are not indexed:
+    a Markdown or MDX page's front matter, parsed and never indexed."""
 
     @property
     def raw_length(self) -> int:
@@ -108,19 +112,26 @@ class SourceText:
 
         An offset keeps its place among the characters that stay: the offset of
         the LF of a CRLF and of its CR both map to the LF; the end of a span that
-        ends inside a composed character covers it.
+        ends inside a composed character covers it. An offset inside the skipped
+        front matter maps to 0 (a span there covers nothing indexed).
         """
-        return self.offsets.to_normalised(offset, end=end)
+        return max(0, self.offsets.to_normalised(offset, end=end) - self.skipped)
 
 
-def normalise_source(raw: str) -> SourceText:
+def normalise_source(raw: str, suffix: str = "") -> SourceText:
     """Normalise a file's raw text exactly as :mod:`sealgraph.ingest` does.
 
     Args:
         raw: The file's bytes decoded as UTF-8 (a byte-order mark kept as U+FEFF).
+        suffix: The file's suffix: a Markdown or MDX page's front matter is split
+            off as the loader splits it, so offsets land in the indexed text.
 
     """
     text, offsets = normalize_text(raw)
+    if suffix.lower() in MARKDOWN_SUFFIXES:
+        front, body = split_front_matter(text, "", lambda _: None)
+        if front is not None and text.endswith(body):
+            return SourceText(text=body, offsets=offsets, skipped=len(text) - len(body))
     return SourceText(text=text, offsets=offsets)
 
 
@@ -197,7 +208,9 @@ class CorpusSources:
                     f"cannot read {path}, the file of document {doc_id!r} in {self.where}: "
                     f"{exc.strerror or exc}; give --corpus DIR"
                 ) from None
-            self._texts[doc_id] = normalise_source(data.decode("utf-8", errors="replace"))
+            self._texts[doc_id] = normalise_source(
+                data.decode("utf-8", errors="replace"), path.suffix
+            )
         return self._texts[doc_id]
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sealgraph.text.lexicon import active
+from sealgraph.text.readable import readable
 from sealgraph.text.tokens import TokenCounter
 from sealgraph.types import Chunk, Document
 
@@ -267,7 +268,9 @@ def _iter_heading_lines(text: str) -> Iterable[Heading]:
                 in_fence = False
         elif not in_fence:
             opening = _HEADING_OPEN_RE.match(bare)
-            title = _heading_title(bare[opening.end() :]).strip() if opening else ""
+            # The heading as a person reads it: "Lifespan { #lifespan }" → "Lifespan".
+            raw = _heading_title(bare[opening.end() :]).strip() if opening else ""
+            title = readable(raw) or raw
             if opening and title:
                 yield Heading(
                     start=offset + opening.start(1),

@@ -325,3 +325,34 @@ def test_an_index_of_another_corpus_is_refused(data, capsys):
     err = capsys.readouterr().err
     assert "gold document 'harbor_policy.txt' is not a document of the index" in err
     assert not out.exists()
+
+
+def test_gold_spans_in_raw_file_offsets_of_a_page_with_front_matter(tmp_path, monkeypatch):
+    # The index holds the page without its front matter; the gold span counts
+    # characters of the raw file, front matter included.
+    monkeypatch.setenv("SEALGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    page = (
+        "---\r\ntitle: Tidewater Ferries\r\ntags: [transport, islands]\r\n---\r\n"
+        "# Tidewater Ferries\r\n\r\nThe Tidewater ferry to Skarn Island leaves every 40 "
+        "minutes.\r\nTickets are sold on board.\r\n"
+    )
+    other = "# Harbour Cafe\n\nThe Harbour Cafe opens at 7 in the morning.\n"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "ferries.md").write_bytes(page.encode("utf-8"))
+    (corpus / "cafe.md").write_text(other, encoding="utf-8")
+    phrase = "The Tidewater ferry to Skarn Island leaves every 40 minutes."
+    start = page.index(phrase)
+    question = {
+        "id": "ferry",
+        "question": "How often does the Tidewater ferry to Skarn Island leave?",
+        "answer": "every 40 minutes",
+        "type": "single",
+        "gold_documents": ["ferries.md"],
+        "gold_spans": [{"document": "ferries.md", "start": start, "end": start + len(phrase)}],
+    }
+    questions = write_jsonl(tmp_path / "q.jsonl", [question])
+    out = tmp_path / "report.json"
+    assert run_eval(questions, out, "--corpus", corpus, "--methods", "flat-bm25") == 0
+    flat = json.loads(out.read_text(encoding="utf-8"))["methods"]["flat-bm25"]
+    assert flat["span_recall_evidence"] == 1.0

@@ -278,3 +278,18 @@ def test_split_sentences_tiles_any_text(text):
     spans = split_sentences(text)
     assert "".join(text[a:b] for a, b in spans) == text
     assert all(a < b for a, b in spans)
+
+
+def test_heading_text_is_read_without_markup():
+    from sealgraph.text.chunking import markdown_headings
+
+    text = (
+        "# Lifespan Events { #lifespan-events }\n\n"
+        "## Use `CMD` - Exec Form { #use-cmd-exec-form }\n\n"
+        '## <span id="x"></span>**Bold** heading &amp; more\n'
+    )
+    assert [h.text for h in markdown_headings(text)] == [
+        "Lifespan Events",
+        "Use `CMD` - Exec Form",
+        "Bold heading & more",
+    ]
