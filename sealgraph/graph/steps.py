@@ -20,6 +20,7 @@ from sealgraph.reasoning.answerability import Answerability, answerability, gate
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
 from sealgraph.text.lexicon import Lexicon, reads_index_lexicon
+from sealgraph.text.readable import readable
 from sealgraph.text.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
 
@@ -132,7 +133,7 @@ def citations_for(
             "chunk_id": by_n[n]["chunk_ids"][0],
             "chunk_ids": by_n[n]["chunk_ids"],
             "doc_id": by_n[n]["doc_id"],
-            "title": by_n[n]["title"],
+            "title": readable(by_n[n]["title"]),
             "text": by_n[n]["text"],
         }
         for n in answer.cited

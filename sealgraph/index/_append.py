@@ -41,7 +41,7 @@ from sealgraph.index._gazetteer import (
     write_gazetteer_rows,
 )
 from sealgraph.index._ivf import IVF_FILES
-from sealgraph.index._lexical import LEXICAL_DIR, write_lexical
+from sealgraph.index._lexical import LEXICAL_DIR, field_weight_of, write_lexical
 from sealgraph.index._manifest import (
     FORMAT_VERSION,
     MANIFEST_FILE,
@@ -64,7 +64,7 @@ from sealgraph.index._store import (
     name_rows_from,
     write_sources,
 )
-from sealgraph.text.chunking import SPLITTER_VERSION, indexed_text
+from sealgraph.text.chunking import SPLITTER_VERSION, indexed_text, lexical_text
 from sealgraph.text.lexicon import Lexicon
 from sealgraph.text.statistics import chunk_names
 from sealgraph.types import Chunk, Document
@@ -212,7 +212,13 @@ def write_append(
         tmp / DOCSTORE_FILE, plan, given_files, hashes, n_rows, name_key, lex
     )
     write_sources(tmp / DOCSTORE_FILE, sources, replace=True)
-    new_infos = write_lexical(tmp, texts, lex, first_row=n_rows, first_number=_next(infos))
+    new_infos = write_lexical(
+        tmp,
+        [lexical_text(c, field_weight_of(existing)) for c in plan.chunks],
+        lex,
+        first_row=n_rows,
+        first_number=_next(infos),
+    )
     deleted = _deleted_rows(index_dir, plan.gone_rows)
     if deleted.size:
         np.save(tmp / LEXICAL_DIR / DELETED_FILE, deleted, allow_pickle=False)

@@ -85,7 +85,7 @@ from sealgraph.index.embedders import (
     resolve_embedder,
 )
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, warn_stderr
-from sealgraph.text.chunking import SPLITTER_VERSION, chunk_document, indexed_text
+from sealgraph.text.chunking import FIELD_WEIGHT, SPLITTER_VERSION, chunk_document, indexed_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon, lexicon_spec, use_lexicon
 from sealgraph.text.names import normalize_name
 from sealgraph.text.statistics import CorpusCounts
@@ -546,10 +546,13 @@ def _build_manifest(
     }
 
 
-def lexical_entry(lex: Lexicon, segments: Sequence[SegmentInfo]) -> dict[str, Any]:
-    """Return the manifest's ``lexical`` entry: tokenizer version, BM25 parameters, segments."""
+def lexical_entry(
+    lex: Lexicon, segments: Sequence[SegmentInfo], field_weight: int = FIELD_WEIGHT
+) -> dict[str, Any]:
+    """Return the manifest's ``lexical`` entry: tokenizer, field weight, BM25 parameters, segments."""
     return {
         "tokenizer_version": lex.tokenizer_version,
+        "field_weight": field_weight,
         **BM25_PARAMS,
         "segments": [info.to_dict() for info in segments],
     }

@@ -23,6 +23,7 @@ __all__ = [
     "BM25_PARAMS",
     "LEXICAL_DIR",
     "LexicalIndex",
+    "field_weight_of",
     "lexical_tokens",
     "segment_files",
     "tokenizer_version",
@@ -238,3 +239,15 @@ def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         candidates = candidates[scores[candidates] >= cut]
     order = np.lexsort((candidates, -scores[candidates]))[:k]
     return [(int(row), float(scores[row])) for row in candidates[order]]
+
+
+def field_weight_of(manifest: dict[str, Any]) -> int:
+    """Return the title and heading weight an index's lexical part was built with.
+
+    Indexes built before it was recorded have 1.
+
+    Adds and removals write with it, so one index never mixes two weights; a
+    refresh (``sealgraph index --index DIR``) rebuilds with the current one.
+    """
+    value = (manifest.get("lexical") or {}).get("field_weight", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1

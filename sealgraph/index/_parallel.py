@@ -26,7 +26,7 @@ import numpy as np
 from sealgraph.errors import ConfigError
 from sealgraph.index._gazetteer import GazetteerRows, document_rows
 from sealgraph.index._store import content_hash
-from sealgraph.text.chunking import chunk_document, indexed_text
+from sealgraph.text.chunking import chunk_document, indexed_text, lexical_text
 from sealgraph.text.lexicon import Lexicon, use_lexicon
 from sealgraph.text.lines import document_line_hashes
 from sealgraph.text.statistics import chunk_names
@@ -80,7 +80,7 @@ def _process(batch: Sequence[Document]) -> Processed:
         for doc in batch:
             chunks.extend(chunk_document(doc, settings.counter, settings.max_tokens))
         texts = [indexed_text(c) for c in chunks]
-        tokens = [settings.tokenize(text) for text in texts]
+        tokens = [settings.tokenize(lexical_text(c)) for c in chunks]
         names: Counter[str] = Counter()
         for chunk in chunks:
             names.update(chunk_names(chunk.text))

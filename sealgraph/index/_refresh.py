@@ -14,7 +14,6 @@ import numpy as np
 from sealgraph.errors import IndexCorruptError
 from sealgraph.index._build import (
     file_digests,
-    indexed_text,
     lexical_entry,
     manifest_lexicon,
     sealgraph_version,
@@ -37,6 +36,7 @@ from sealgraph.index._staging import staging, tree_bytes
 from sealgraph.index._statistics import is_current, line_counts, statistics_entry, write_counts
 from sealgraph.index._store import DOCSTORE_FILE, DocumentRow, read_docstore, read_rows
 from sealgraph.ingest import WarnFn, warn_stderr
+from sealgraph.text.chunking import lexical_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
 from sealgraph.text.statistics import CorpusCounts
 from sealgraph.types import Chunk
@@ -144,10 +144,10 @@ def _recount(
 
 
 def _row_texts(chunks: list[Chunk], rows: list[int], manifest: dict) -> Iterator[str]:
-    """Indexed text of every row of the row space; empty for a deleted row."""
+    """Lexical text of every row of the row space; empty for a deleted row."""
     segments = (manifest.get("lexical") or {}).get("segments") or []
     n_rows = max([r + 1 for r in rows[-1:]] + [s["first_row"] + s["n_rows"] for s in segments])
     by_row = dict(zip(rows, chunks, strict=True))
     for row in range(n_rows):
         chunk = by_row.get(row)
-        yield indexed_text(chunk) if chunk is not None else ""
+        yield lexical_text(chunk) if chunk is not None else ""

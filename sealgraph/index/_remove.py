@@ -14,7 +14,6 @@ import numpy as np
 from sealgraph.errors import IndexCorruptError, InputError
 from sealgraph.index._build import (
     file_digests,
-    indexed_text,
     lexical_entry,
     manifest_lexicon,
     name_key,
@@ -28,7 +27,7 @@ from sealgraph.index._documents import (
     within,
 )
 from sealgraph.index._ivf import InvertedFile
-from sealgraph.index._lexical import write_lexical
+from sealgraph.index._lexical import field_weight_of, write_lexical
 from sealgraph.index._lifecycle import (
     inspect_target,
     locked_index,
@@ -53,6 +52,7 @@ from sealgraph.index._store import (
     write_sources,
 )
 from sealgraph.ingest import WarnFn, warn_stderr
+from sealgraph.text.chunking import lexical_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec
 from sealgraph.types import Chunk, Document
 
@@ -114,7 +114,10 @@ def remove_documents_dir(
                 lex=lex,
                 statistics=statistics,
             )
-            segments = write_lexical(tmp, (indexed_text(chunk) for chunk in removal.kept), lex)
+            weight = field_weight_of(manifest)
+            segments = write_lexical(
+                tmp, (lexical_text(chunk, weight) for chunk in removal.kept), lex
+            )
             if stored.vectors is not None:
                 vectors = np.ascontiguousarray(stored.vectors[removal.rows])
                 ivf = None
@@ -232,7 +235,7 @@ def _manifest_after_removal(
         **{k: v for k, v in manifest.items() if k != "sources"},  # an earlier version's list
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
-        "lexical": lexical_entry(lex, segments),
+        "lexical": lexical_entry(lex, segments, field_weight_of(manifest)),
         "statistics": statistics_entry(lex, n_kept, tmp / DOCSTORE_FILE),
         "counts": {
             "documents": len(removal.remaining),

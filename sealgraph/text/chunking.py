@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sealgraph.text.lexicon import active
-from sealgraph.text.readable import readable
 from sealgraph.text.tokens import TokenCounter
 from sealgraph.types import Chunk, Document
 
@@ -268,9 +267,7 @@ def _iter_heading_lines(text: str) -> Iterable[Heading]:
                 in_fence = False
         elif not in_fence:
             opening = _HEADING_OPEN_RE.match(bare)
-            # The heading as a person reads it: "Lifespan { #lifespan }" → "Lifespan".
-            raw = _heading_title(bare[opening.end() :]).strip() if opening else ""
-            title = readable(raw) or raw
+            title = _heading_title(bare[opening.end() :]).strip() if opening else ""
             if opening and title:
                 yield Heading(
                     start=offset + opening.start(1),
@@ -509,6 +506,26 @@ def _make_chunk(
         n_tokens=counter.count(chunk_text),
         sentences=tuple((a - start, b - start) for a, b in group),
     )
+
+
+FIELD_WEIGHT = 2
+"""How many times a new index's lexical part counts a chunk's title and headings.
+
+Chosen on the tuning halves of the development sets (docs/benchmarks.md); an index
+records the weight it was built with (indexes that predate it: 1)."""
+
+
+def lexical_text(chunk: Chunk, field_weight: int = FIELD_WEIGHT) -> str:
+    """Return the text the lexical (BM25) index reads: title and headings weighted as fields.
+
+    A word of the title or of a heading counts ``field_weight`` times, a word of
+    the body once: the usual equivalent of BM25F's field weights (BM25's term
+    saturation keeps a repeated word from counting twice as much). The dense
+    embedder reads :func:`indexed_text`, where each field appears once.
+    """
+    headings = [h for h in chunk.section if h != chunk.title]
+    fields = [chunk.title, *headings] * max(1, field_weight)
+    return "\n".join([*fields, chunk.text])
 
 
 def indexed_text(chunk: Chunk) -> str:

@@ -162,3 +162,32 @@ def test_small_segments_of_many_adds_are_merged_and_answer_the_same(tmp_path):
         [FIRST[0], FIRST[1], FIRST[3], *extra, CHANGED_C], tmp_path / "fresh", embedder="none"
     )
     assert evidence(index, False) == evidence(fresh, False)
+
+
+def test_the_lexical_field_weight_is_recorded_kept_by_adds_and_renewed_by_a_refresh(tmp_path):
+    import json
+
+    from support.fakes import write_tiny_docs
+
+    from sealgraph.cli import main
+    from sealgraph.index import build_index
+    from sealgraph.index._lexical import field_weight_of
+    from sealgraph.text.chunking import FIELD_WEIGHT
+
+    docs = write_tiny_docs(tmp_path / "docs")
+    index_dir = tmp_path / "index"
+    build_index(docs, index_dir, embedder="none", warn=lambda _: None)
+    manifest_path = index_dir / "manifest.json"
+    assert json.loads(manifest_path.read_text())["lexical"]["field_weight"] == FIELD_WEIGHT == 2
+    # An index from before the weight was recorded reads as weight 1, and an add keeps it.
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["lexical"]["field_weight"]
+    manifest_path.write_text(json.dumps(manifest))
+    assert field_weight_of(manifest) == 1
+    extra = tmp_path / "extra.md"
+    extra.write_text("# Harbour Cafe\n\nThe Harbour Cafe opens at seven.\n", encoding="utf-8")
+    build_index([extra], index_dir, warn=lambda _: None)
+    assert field_weight_of(json.loads(manifest_path.read_text())) == 1
+    # Rebuilding the lexical part writes and records the current weight.
+    assert main(["index", "--index", str(index_dir)]) == 0
+    assert json.loads(manifest_path.read_text())["lexical"]["field_weight"] == FIELD_WEIGHT

@@ -280,16 +280,14 @@ def test_split_sentences_tiles_any_text(text):
     assert all(a < b for a, b in spans)
 
 
-def test_heading_text_is_read_without_markup():
-    from sealgraph.text.chunking import markdown_headings
+def test_lexical_text_weights_title_and_headings_as_fields():
+    from sealgraph.text.chunking import indexed_text, lexical_text
+    from sealgraph.types import Chunk
 
-    text = (
-        "# Lifespan Events { #lifespan-events }\n\n"
-        "## Use `CMD` - Exec Form { #use-cmd-exec-form }\n\n"
-        '## <span id="x"></span>**Bold** heading &amp; more\n'
-    )
-    assert [h.text for h in markdown_headings(text)] == [
-        "Lifespan Events",
-        "Use `CMD` - Exec Form",
-        "Bold heading & more",
-    ]
+    chunk = Chunk(
+        chunk_id="d#0", doc_id="d", title="Lifespan", section=("Lifespan", "Startup"),
+        order=0, start=0, end=9, text="Body text", n_tokens=2, sentences=((0, 9),),
+    )  # fmt: skip
+    assert indexed_text(chunk) == "Lifespan\nStartup\nBody text"  # what the embedder reads
+    assert lexical_text(chunk, 2) == "Lifespan\nStartup\nLifespan\nStartup\nBody text"
+    assert lexical_text(chunk, 1) == indexed_text(chunk)
