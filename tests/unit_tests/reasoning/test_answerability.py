@@ -46,3 +46,22 @@ def test_gate_declines_below_the_threshold_and_names_the_unheld_words():
     assert declined.cited == () and declined.short == ""
     assert declined.missing == "the passages found do not mention 'brotli'"
     assert gate_answer(answer, found, 0.0, ["brotli"]) is answer  # 0: never declines
+
+
+def test_judge_answer_keeps_a_models_own_judgement_and_gates_offline_answers(tiny_index):
+    from sealgraph.config import SealConfig
+    from sealgraph.graph.steps import judge_answer
+    from sealgraph.ledger.knowledge import CorpusKnowledge
+    from sealgraph.text.lexicon import lexicon_of
+
+    chunk = next(tiny_index.iter_chunks())
+    packed = [{"n": 1, "doc_id": chunk.doc_id, "title": chunk.title, "text": chunk.text}]
+    answer = GeneratedAnswer("An answer. [1]", (1,), short="An answer")
+    config = SealConfig(min_answerability=0.99)
+    args = ("Which Zorblat does the Quuxmire hold?", packed, answer, config)
+    knowledge, lexicon = CorpusKnowledge(tiny_index), lexicon_of(tiny_index)
+    kept, found = judge_answer(*args, knowledge, lexicon, model_judged=True)
+    assert kept is answer and found.score < 0.99  # the model judged: reported, not overridden
+    gated, again = judge_answer(*args, knowledge, lexicon)
+    assert gated.insufficient and again == found  # offline (or a fallback): the score decides
+    assert "zorblat" in gated.missing
