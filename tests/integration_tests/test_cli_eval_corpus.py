@@ -356,3 +356,27 @@ def test_gold_spans_in_raw_file_offsets_of_a_page_with_front_matter(tmp_path, mo
     assert run_eval(questions, out, "--corpus", corpus, "--methods", "flat-bm25") == 0
     flat = json.loads(out.read_text(encoding="utf-8"))["methods"]["flat-bm25"]
     assert flat["span_recall_evidence"] == 1.0
+
+
+def test_gold_spans_on_an_html_page_are_refused_with_the_reason(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("bs4")
+    monkeypatch.setenv("SEALGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    page = "<html><body><h1>Ferries</h1><p>The ferry leaves every 40 minutes.</p></body></html>"
+    (corpus / "ferries.html").write_text(page, encoding="utf-8")
+    start = page.index("The ferry")
+    question = {
+        "id": "ferry",
+        "question": "How often does the ferry leave?",
+        "answer": "every 40 minutes",
+        "type": "single",
+        "gold_documents": ["ferries.html"],
+        "gold_spans": [{"document": "ferries.html", "start": start, "end": start + 34}],
+    }
+    questions = write_jsonl(tmp_path / "q.jsonl", [question])
+    out = tmp_path / "report.json"
+    assert run_eval(questions, out, "--corpus", corpus, "--methods", "flat-bm25") != 0
+    err = capsys.readouterr().err
+    assert "not mapped yet" in err and "Traceback" not in err
+    assert not out.exists()
