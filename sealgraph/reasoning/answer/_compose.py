@@ -13,6 +13,7 @@ from sealgraph.reasoning.answer._chains import Chain, best_chain, reaches
 from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
 from sealgraph.reasoning.answer._context import Context, Sentence
 from sealgraph.reasoning.answer._kind import answer_head, answer_kind, question_hops
+from sealgraph.reasoning.answer._rows import row_answer
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike, OfflineAnswer, SpanText
 from sealgraph.reasoning.answer._values import VALUED_KINDS, best_value, short_value
 
@@ -109,6 +110,8 @@ def compose_answer(
         got = choice(ctx)
         if got is not None and not got.short and kind != "choice":
             got = None
+    if got is None and kind != "yes_no":
+        got = row_answer(ctx, kind)
     if got is None:
         got = _chain_answer(ctx, kind, gaps)
     if got is None:

@@ -46,19 +46,33 @@ def _clean(text: str) -> str:
     return " ".join(_LIST_MARK.sub("", text).split())
 
 
+ROW_LINE = re.compile(r"[^:;()\[\]\n]{1,60}: [^;\n]*(?:; [^:;()\[\]\n]{1,60}: [^;\n]*)+")
+"""A table row as the loaders write it: ``Header: value; Header: value`` (two cells or more)."""
+
+
+def _units(raw: str) -> list[str]:
+    """Split a block of table rows into one sentence per row; return any other block whole."""
+    lines = [line.strip() for line in raw.split("\n") if line.strip()]
+    if len(lines) > 1 and all(ROW_LINE.fullmatch(line) for line in lines):
+        return lines
+    return [raw]
+
+
 def _sentences(spans: Sequence[SpanText]) -> list[Sentence]:
     out: list[Sentence] = []
     for s in spans:
         for a, b in split_sentences(s.text):
-            raw = s.text[a:b].strip()
-            if not raw or raw.startswith("#"):
-                continue
-            if boilerplate_reason(raw) in ("front matter", "links", "pointer"):
-                continue
-            text = _clean(raw)
-            if not text:
-                continue
-            out.append(Sentence(s.n, s.doc_id, s.title, text, len(out), terms(text), phrase(text)))
+            for raw in _units(s.text[a:b].strip()):
+                if not raw or raw.startswith("#"):
+                    continue
+                if boilerplate_reason(raw) in ("front matter", "links", "pointer"):
+                    continue
+                text = _clean(raw)
+                if not text:
+                    continue
+                out.append(
+                    Sentence(s.n, s.doc_id, s.title, text, len(out), terms(text), phrase(text))
+                )
     return out
 
 

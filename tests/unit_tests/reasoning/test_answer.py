@@ -293,3 +293,39 @@ def test_a_present_tense_question_is_answered_by_the_current_holder():
 def test_a_past_tense_question_may_be_answered_by_the_former_holder():
     got = compose("Who was the first lead of the Payments Platform Team?", [HANDOVER])
     assert got.short == "Martin Okonkwo"
+
+
+# --- table rows: the row the question names, the column it asks -----------------------------
+
+PLANS = SpanText(
+    8,
+    "plans.csv",
+    "plans",
+    "Plan: Sparrow; Monthly price: EUR 9; Seats: 1; Support: Email\n"
+    "Plan: Falcon; Monthly price: EUR 29; Seats: 5; Support: Email and chat\n"
+    "Plan: Condor; Monthly price: EUR 99; Seats: 25; Support: Phone and chat\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "short"),
+    [
+        ("What is the monthly price of the Falcon plan?", "EUR 29"),
+        ("How many seats does the Condor plan include?", "25"),
+        ("Which support does the Sparrow plan come with?", "Email"),
+    ],
+)
+def test_a_table_row_answers_with_the_cell_the_question_asks(question, short):
+    got = compose(question, [PLANS])
+    assert got.short == short
+    assert len(got.support) == 1 and got.cited == (8,)
+    key = question.split(" the ")[-1].split()[0]  # Falcon, Condor, Sparrow
+    assert f"Plan: {key};" in got.answer  # the row itself is the cited sentence
+
+
+def test_rows_are_not_read_into_prose():
+    from sealgraph.reasoning.answer._rows import row_cells
+
+    assert row_cells("Plan: Falcon; Seats: 5") == [("Plan", "Falcon"), ("Seats", "5")]
+    assert row_cells("Sophie (born: 1444; died: 1473) was a regent.") is None
+    assert row_cells("Note: this is one sentence.") is None
