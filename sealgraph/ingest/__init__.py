@@ -657,6 +657,7 @@ def _walk(
         )
         return False
 
+    inherited: dict[str, IgnoreRules | None] = {}  # folder -> the rules its parent passes on
     pending = [root]
     while pending:
         top = pending.pop(0)
@@ -674,11 +675,12 @@ def _walk(
             walked.add(real_dir)
             here = Path(dirpath).relative_to(root).as_posix()
             prefix = "" if here == "." else here + "/"
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if not d.startswith(".") and not (rules and rules.ignored(prefix + d, is_dir=True))
-            )
+            # A folder's own .sealgraphignore applies below it, after its parents' rules.
+            local = inherited.pop(dirpath, rules)
+            if local is not None and prefix:
+                local = local.below(Path(dirpath), prefix)
+            dirnames[:] = sorted(d for d in dirnames if _wanted(prefix + d, local, is_dir=True))
+            inherited.update((os.path.join(dirpath, d), local) for d in dirnames)
             links.extend(
                 Path(dirpath, d)
                 for d in dirnames
@@ -686,7 +688,7 @@ def _walk(
             )
             for name in sorted(filenames):
                 file = Path(dirpath, name)
-                if not _wanted(prefix + name, rules, is_dir=False):
+                if not _wanted(prefix + name, local, is_dir=False):
                     continue
                 if file.is_symlink():
                     file_links.append(file)

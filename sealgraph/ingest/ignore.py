@@ -12,9 +12,11 @@ patterns applied to each path relative to the folder given:
   a comment. A folder left out is not entered, so nothing under it comes back.
 
 The rules are :data:`DEFAULT_EXCLUDES`, then the folder's own ``.sealgraphignore``
-(read, never executed; only the one at the top of the folder given), then the
-caller's patterns (``--exclude``), in that order. A file named on the command line
-is read whatever the patterns say: naming it is asking for it.
+(read, never executed), then the caller's patterns (``--exclude``), in that order; a
+``.sealgraphignore`` in a subfolder adds its patterns for what lies below it, as
+git's nested ignore files do (its ``/name`` and ``a/b`` are anchored at that
+subfolder). A file named on the command line is read whatever the patterns say:
+naming it is asking for it.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class IgnoreRules:
     """
 
     def __init__(self, patterns: Iterable[str] = ()) -> None:
-        self._rules = tuple(r for line in patterns if (r := _rule(line)) is not None)
+        self._lines = tuple(patterns)
+        self._rules = tuple(r for line in self._lines if (r := _rule(line)) is not None)
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -91,6 +94,22 @@ class IgnoreRules:
 
         """
         return cls([*DEFAULT_EXCLUDES, *_read_ignore_file(root / IGNORE_FILE), *extra])
+
+    def below(self, folder: Path, prefix: str) -> IgnoreRules:
+        """Return these rules plus those of ``folder``'s own ``.sealgraphignore``.
+
+        Args:
+            folder: A subfolder of the folder given.
+            prefix: Its path relative to the folder given, ending in ``/``.
+
+        Raises:
+            InputError: The subfolder's ignore file cannot be read.
+
+        """
+        lines = _read_ignore_file(folder / IGNORE_FILE)
+        if not lines:
+            return self
+        return IgnoreRules([*self._lines, *(_anchored(line, prefix) for line in lines)])
 
     def ignored(self, relative: str, *, is_dir: bool) -> bool:
         """Whether ``relative`` (a ``/``-separated path under the folder) is left out."""
@@ -116,6 +135,17 @@ def _read_ignore_file(path: Path) -> list[str]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path} is not valid UTF-8 ({exc.reason})") from None
     return text.splitlines()
+
+
+def _anchored(line: str, prefix: str) -> str:
+    """Rewrite a subfolder's pattern line so that it matches paths from the top folder."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return text
+    bang = "!" if text.startswith("!") else ""
+    text = text[len(bang) :]
+    anchored = "/" in text.rstrip("/")
+    return f"{bang}{prefix}{text.lstrip('/')}" if anchored else f"{bang}{prefix}**/{text}"
 
 
 def _rule(line: str) -> _Rule | None:

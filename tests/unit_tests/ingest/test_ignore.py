@@ -114,3 +114,13 @@ def test_cli_exclude_and_a_bad_pattern(tmp_path):
     )  # fmt: skip
     assert_clear_error(bad, "cannot be read")
     assert not (tmp_path / "j").exists()
+
+
+def test_a_subfolders_ignore_file_applies_below_it(tmp_path):
+    root = _site(tmp_path / "site")
+    (root / "guide" / "old.md").write_text("# Old\n\nOld setup notes.\n", encoding="utf-8")
+    (root / "old.md").write_text("# Old home\n\nOld home page.\n", encoding="utf-8")
+    (root / "guide" / ".sealgraphignore").write_text("old.md\n/drafts/\n", encoding="utf-8")
+    assert _ids(root) == ["guide/setup.md", "index.md", "notes.tmp.md", "old.md"]
+    (root / "guide" / ".sealgraphignore").write_text("*.md\n!setup.md\n", encoding="utf-8")
+    assert _ids(root) == ["guide/setup.md", "index.md", "notes.tmp.md", "old.md"]
