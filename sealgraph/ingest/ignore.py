@@ -21,6 +21,7 @@ naming it is asking for it.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -54,12 +55,14 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 ``--exclude`` takes one back."""
 
 _MAX_IGNORE_BYTES = 256 * 1024
+_MAX_PATTERN_CHARS = 1024
 
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
     pattern: str
-    regex: re.Pattern[str]
+    parts: tuple[re.Pattern[str] | None, ...]
+    """One matcher per ``/``-separated part of the pattern; None for ``**``."""
     negated: bool
     dir_only: bool
 
@@ -117,7 +120,7 @@ class IgnoreRules:
         for rule in self._rules:
             if rule.dir_only and not is_dir:
                 continue
-            if rule.regex.match(relative):
+            if _matches(rule.parts, relative):
                 verdict = not rule.negated
         return verdict
 
@@ -159,43 +162,57 @@ def _rule(line: str) -> _Rule | None:
     body = text.strip("/") if dir_only else text.lstrip("/")
     if not body:
         return None
+    if len(body) > _MAX_PATTERN_CHARS:
+        raise InputError(
+            f"ignore pattern {line.strip()[:60]!r}... cannot be read: longer than "
+            f"{_MAX_PATTERN_CHARS} characters"
+        )
+    parts = tuple(_segment(part, line) for part in body.split("/"))
     anchored = "/" in text.rstrip("/")
-    try:
-        regex = re.compile(("^" if anchored else "^(?:.*/)?") + _translate(body) + "$")
-    except re.error as exc:
-        raise InputError(f"ignore pattern {line.strip()!r} cannot be read: {exc}") from None
-    return _Rule(text, regex, negated, dir_only)
+    return _Rule(text, parts if anchored else (None, *parts), negated, dir_only)
 
 
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    i = 0
+def _segment(glob: str, line: str) -> re.Pattern[str] | None:
+    """Compile one ``/``-free part of a pattern; None for ``**`` (any number of folders).
+
+    :func:`fnmatch.translate` makes a matcher that cannot backtrack
+    catastrophically (a stranger's ``*a*a*a*a*b`` stays linear), and a part never
+    holds a ``/``, so its ``*`` cannot cross folders. A backslash makes the next
+    character literal, as in gitignore.
+    """
+    if glob == "**":
+        return None
+    depth, i, out = 0, 0, []
     while i < len(glob):
         c = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
+        if c == "\\" and i + 1 < len(glob) and depth == 0:
+            out.append(f"[{glob[i + 1]}]")
             i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = glob.find("]", i + 2 if glob.startswith("[!", i) else i + 1)
-            if end < 0:
-                raise re.error("unclosed [")
-            inner = glob[i + 1 : end]
-            inner = "^" + inner[1:] if inner.startswith("!") else inner
-            out.append("[" + inner.replace("\\", "\\\\") + "]")
-            i = end + 1
-        elif c == "\\" and i + 1 < len(glob):
-            out.append(re.escape(glob[i + 1]))
-            i += 2
+            continue
+        if c == "[" and depth == 0:
+            depth = 1
+        elif c == "]" and depth == 1 and out[-1] not in ("[", "!"):  # "[]...]": "]" is a member
+            depth = 0
+        out.append(c)
+        i += 1
+    if depth:
+        raise InputError(f"ignore pattern {line.strip()!r} cannot be read: unclosed [")
+    return re.compile(fnmatch.translate("".join(out)))
+
+
+def _matches(parts: tuple[re.Pattern[str] | None, ...], relative: str) -> bool:
+    """Whether the ``/``-separated path matches the pattern parts (``None``: ``**``).
+
+    The positions a prefix of the parts can reach in the path's folders, part by
+    part: at most parts x folders steps whatever the pattern.
+    """
+    names = relative.split("/")
+    reach = {0}
+    for part in parts:
+        if part is None:
+            reach = set(range(min(reach), len(names) + 1))
         else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+            reach = {i + 1 for i in reach if i < len(names) and part.match(names[i])}
+        if not reach:
+            return False
+    return len(names) in reach

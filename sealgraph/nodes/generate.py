@@ -17,6 +17,7 @@ from sealgraph.nodes._common import (
     llm_time_left,
     node_config,
 )
+from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.reasoning.stream import AnswerStream
 
 
@@ -43,7 +44,7 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
         cfg,
         run.knowledge,
         run.lexicon,
-        model_judged=run.reasoner.name != "offline" and not outcome.fallback,
+        model_judged=run.reasoner.name != OfflineReasoner.name and not outcome.fallback,
     )
     if not getattr(run.reasoner, "streams_answer", False):
         # The offline reasoner (or a custom one): the answer as one message chunk,

@@ -124,3 +124,22 @@ def test_a_subfolders_ignore_file_applies_below_it(tmp_path):
     assert _ids(root) == ["guide/setup.md", "index.md", "notes.tmp.md", "old.md"]
     (root / "guide" / ".sealgraphignore").write_text("*.md\n!setup.md\n", encoding="utf-8")
     assert _ids(root) == ["guide/setup.md", "index.md", "notes.tmp.md", "old.md"]
+
+
+def test_a_strangers_pattern_cannot_make_matching_slow():
+    # A backtracking translation took seconds on this for a 60-character name.
+    import time
+
+    rules = IgnoreRules(["*a*a*a*a*a*a*a*a*a*a*b", "**/**/**/**/**/**/x"])
+    started = time.perf_counter()
+    assert not rules.ignored("a" * 250, is_dir=False)
+    assert not rules.ignored("/".join(["d"] * 200), is_dir=False)
+    assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "ignored"),
+    [(r"\#notes.md", "#notes.md", True), (r"a\*.md", "a*.md", True), (r"a\*.md", "ab.md", False)],
+)
+def test_a_backslash_makes_the_next_character_literal(pattern, path, ignored):
+    assert IgnoreRules([pattern]).ignored(path, is_dir=False) is ignored
