@@ -32,7 +32,7 @@ from sealgraph.errors import InputError
 __all__ = ["DEFAULT_EXCLUDES", "IGNORE_FILE", "IgnoreRules"]
 
 IGNORE_FILE = ".sealgraphignore"
-"""The ignore file read at the top of a folder given."""
+"""The ignore file read in a folder given and in each of its subfolders."""
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     # Installed packages and build output: copies of other text, not the corpus.
@@ -56,6 +56,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 _MAX_IGNORE_BYTES = 256 * 1024
 _MAX_PATTERN_CHARS = 1024
+_MAX_PATTERNS = 2000  # every path is tested against every pattern: bound the work a folder asks
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,11 @@ class IgnoreRules:
     def __init__(self, patterns: Iterable[str] = ()) -> None:
         self._lines = tuple(patterns)
         self._rules = tuple(r for line in self._lines if (r := _rule(line)) is not None)
+        if len(self._rules) > _MAX_PATTERNS:
+            raise InputError(
+                f"{len(self._rules)} ignore patterns in force (.sealgraphignore files and "
+                f"--exclude): at most {_MAX_PATTERNS}"
+            )
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -130,7 +136,11 @@ def _read_ignore_file(path: Path) -> list[str]:
         return []
     if path.is_symlink() or not path.is_file():
         raise InputError(f"{path} must be a regular file (not a link or a folder)")
-    data = path.read_bytes()
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MAX_IGNORE_BYTES + 1)  # never more than the limit in memory
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > _MAX_IGNORE_BYTES:
         raise InputError(f"{path} is larger than {_MAX_IGNORE_BYTES // 1024} KiB")
     try:

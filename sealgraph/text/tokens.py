@@ -109,12 +109,21 @@ def _cache_dir() -> str | None:
 
 
 def _in_cache(name: str, cache: str) -> bool:
-    """Whether tiktoken's cache folder holds its own file for a packaged encoding.
+    """Whether tiktoken's cache folder holds its own, intact file for a packaged encoding.
 
-    tiktoken names a cached file by the SHA-1 of its download address.
+    tiktoken names a cached file by the SHA-1 of its download address. A file
+    whose hash is not the encoding's is not used: tiktoken would delete it and
+    download again, with no time limit; the packaged copy is used instead.
     """
     key = hashlib.sha1(_BUNDLED[name]["url"].encode("utf-8")).hexdigest()
-    return (Path(cache) / key).is_file()
+    path = Path(cache) / key
+    try:
+        return (
+            path.is_file()
+            and hashlib.sha256(path.read_bytes()).hexdigest() == (_BUNDLED[name]["sha256"])
+        )
+    except OSError:
+        return False
 
 
 def _load_bundled(name: str):

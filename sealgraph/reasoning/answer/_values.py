@@ -190,7 +190,7 @@ _WINDOW_WORDS = 3
 
 def asks_now(question: str) -> bool:
     """Whether a question asks who holds something now: none of its words is a past one."""
-    return not (set(fold(question).split()) & active().past_question_words)
+    return not ({fold(m.group(0)) for m in TOKEN.finditer(question)} & active().past_question_words)
 
 
 def superseded(text: str, pos: int, name: str) -> bool:

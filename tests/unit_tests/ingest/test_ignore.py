@@ -143,3 +143,13 @@ def test_a_strangers_pattern_cannot_make_matching_slow():
 )
 def test_a_backslash_makes_the_next_character_literal(pattern, path, ignored):
     assert IgnoreRules([pattern]).ignored(path, is_dir=False) is ignored
+
+
+def test_too_many_patterns_or_a_huge_ignore_file_is_a_clear_error(tmp_path):
+    root = _site(tmp_path / "site")
+    (root / ".sealgraphignore").write_text("".join(f"p{i}.md\n" for i in range(2001)))
+    with pytest.raises(InputError, match="at most 2000"):
+        load_documents(root)
+    (root / ".sealgraphignore").write_bytes(b"#" * (256 * 1024 + 1))
+    with pytest.raises(InputError, match="larger than 256 KiB"):
+        load_documents(root)

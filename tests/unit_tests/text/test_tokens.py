@@ -96,3 +96,13 @@ def test_first_run_indexes_and_asks_without_any_tiktoken_setting(tmp_path):
     assert built.code == 0, built.err
     asked = run_cli("ask", "Who leads the team?", "--index", str(tmp_path / "i"), env=env)
     assert asked.code == 0, asked.err
+
+
+def test_a_damaged_file_in_the_cache_folder_is_left_alone(fresh, tmp_path, monkeypatch):
+    # tiktoken would delete it and download again, with no time limit: the package's is used.
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    damaged = tmp_path / hashlib.sha1(url.encode()).hexdigest()
+    damaged.write_bytes(b"not an encoding\n")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert tokens.get_encoding("o200k_base").encode(SAMPLE) == EXPECTED["o200k_base"]
+    assert damaged.read_bytes() == b"not an encoding\n"
