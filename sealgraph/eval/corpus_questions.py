@@ -13,6 +13,15 @@ ingester normalises text (:mod:`sealgraph.text.normalize`: NFC, no byte-order ma
 or other invisible characters, LF line ends), so :class:`SourceText` maps every
 offset onto that normalised text, the one chunk offsets refer to.
 
+Formats the loaders extract text from are scored too: an HTML page, an MDX page
+with components, reStructuredText or CSV is read again by its loader and its raw
+text aligned word by word with the indexed text (:mod:`sealgraph.text.align`), so
+a span marked in the raw file covers the indexed words it holds. A PDF has no text
+to count in: a span on one names its page (``"page": 3``) and counts characters
+of that page's text as the loader reads it
+(:func:`sealgraph.ingest.loaders.pdf.pdf_page_texts`). Word and Excel files are
+zipped XML: spans on them are refused.
+
 A question is *unanswerable* (the corpus does not hold its answer; declining is
 right) when ``"answerable": false``; or, without that field, when its ``type``
 contains "unanswerable" or "unsolvable" (any case), or its ``answer`` is null and
@@ -27,8 +36,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.errors import IngestError, InputError
-from sealgraph.ingest import MARKDOWN_SUFFIXES, parse_json_line
+from sealgraph.ingest import MARKDOWN_SUFFIXES, load_documents, parse_json_line
+from sealgraph.ingest.loaders import format_for
 from sealgraph.ingest.loaders.markup import split_front_matter
+from sealgraph.ingest.loaders.pdf import pdf_page_texts
+from sealgraph.text.align import TextAlignment, align_texts
 from sealgraph.text.normalize import OffsetMap, normalize_text
 from sealgraph.types import Document
 
@@ -101,6 +113,16 @@ class SourceText:
     skipped: int = 0
     """Characters of the normalised file before :attr:`text` that are not indexed:
     a Markdown or MDX page's front matter, parsed and never indexed."""
+    alignment: TextAlignment | None = None
+    """For a format whose loader extracts text (HTML, MDX components, ...): the
+    words of the normalised file (front matter skipped) matched with :attr:`text`'s;
+    None when :attr:`text` is the file's own text."""
+    pages: Mapping[int, SourceText] | None = None
+    """For a PDF: each page's text, aligned with :attr:`text` (gold spans name a
+    page); None for other formats."""
+    no_spans: str = ""
+    """Why gold spans cannot be given in this file's offsets (a Word or Excel file
+    is zipped XML); empty when they can."""
 
     @property
     def raw_length(self) -> int:
@@ -117,22 +139,96 @@ class SourceText:
         """
         return max(0, self.offsets.to_normalised(offset, end=end) - self.skipped)
 
+    def to_indexed(self, start: int, end: int) -> tuple[int, int]:
+        """Map the raw span ``[start, end)`` onto :attr:`text` (see :meth:`to_normalised`).
 
-def normalise_source(raw: str, suffix: str = "") -> SourceText:
+        With an alignment the span covers the indexed words matched inside it (an
+        empty span where it holds only markup).
+        """
+        first, last = self.to_normalised(start), self.to_normalised(end, end=True)
+        if self.alignment is None:
+            return first, last
+        return self.alignment.to_extracted(first, last)
+
+
+def normalise_source(raw: str, suffix: str = "", extracted: str | None = None) -> SourceText:
     """Normalise a file's raw text exactly as :mod:`sealgraph.ingest` does.
 
     Args:
         raw: The file's bytes decoded as UTF-8 (a byte-order mark kept as U+FEFF).
         suffix: The file's suffix: a Markdown or MDX page's front matter is split
             off as the loader splits it, so offsets land in the indexed text.
+        extracted: The text the file's loader indexes, when it is not the file's
+            own (an HTML page's text): raw offsets are then aligned with it.
 
     """
     text, offsets = normalize_text(raw)
+    skipped = 0
     if suffix.lower() in MARKDOWN_SUFFIXES:
         front, body = split_front_matter(text, "", lambda _: None)
         if front is not None and text.endswith(body):
-            return SourceText(text=body, offsets=offsets, skipped=len(text) - len(body))
-    return SourceText(text=text, offsets=offsets)
+            skipped, text = len(text) - len(body), body
+    if extracted is None or extracted == text:
+        return SourceText(text=text, offsets=offsets, skipped=skipped)
+    return SourceText(
+        text=extracted, offsets=offsets, skipped=skipped, alignment=align_texts(text, extracted)
+    )
+
+
+def _read_source(path: Path, doc_id: str, where: str) -> SourceText:
+    """Read a document's file, and its indexed text through its loader where that differs."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}, the file of document {doc_id!r} in {where}: "
+            f"{exc.strerror or exc}; give --corpus DIR"
+        ) from None
+    suffix = path.suffix.lower()
+    if suffix in _VERBATIM_SUFFIXES or format_for(suffix) is None:
+        return normalise_source(data.decode("utf-8", errors="replace"), suffix)
+    documents = load_documents(path, warn=lambda _: None)
+    if len(documents) != 1:
+        raise InputError(
+            f"{path}, the file of document {doc_id!r} in {where}, now holds "
+            f"{len(documents)} documents; rebuild the index"
+        )
+    extracted = documents[0].text
+    if suffix == ".pdf":
+        return _pdf_source(data, extracted)
+    fmt = format_for(suffix)
+    if fmt is not None and fmt.binary:
+        return SourceText(
+            text=extracted,
+            offsets=normalize_text(extracted)[1],
+            no_spans=f"a {suffix} file is zipped XML, with no text that offsets could count in",
+        )
+    return normalise_source(data.decode("utf-8", errors="replace"), suffix, extracted)
+
+
+def _pdf_source(data: bytes, extracted: str) -> SourceText:
+    """Return a PDF's indexed text with each page's text aligned to its ``Page N`` section."""
+    pages: dict[int, SourceText] = {}
+    for number, page_text in pdf_page_texts(data).items():
+        heading = f"# Page {number}\n\n"
+        at = extracted.find(heading)
+        if at < 0:
+            continue
+        begin = at + len(heading)
+        following = extracted.find("\n# Page ", begin)
+        section = extracted[begin : following if following >= 0 else len(extracted)]
+        page = normalise_source(page_text, "", section)
+        alignment = page.alignment or align_texts(page.text, section)
+        pages[number] = SourceText(
+            text=extracted,
+            offsets=page.offsets,
+            alignment=alignment.shifted(begin, len(extracted)),
+        )
+    return SourceText(text=extracted, offsets=normalize_text(extracted)[1], pages=pages)
+
+
+_VERBATIM_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
+"""Formats whose indexed text is the file's (normalised, front matter split off)."""
 
 
 class CorpusSources:
@@ -201,16 +297,7 @@ class CorpusSources:
                     "could refer to (a JSONL record, or an index that does not record its "
                     "file); give --corpus DIR"
                 )
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read {path}, the file of document {doc_id!r} in {self.where}: "
-                    f"{exc.strerror or exc}; give --corpus DIR"
-                ) from None
-            self._texts[doc_id] = normalise_source(
-                data.decode("utf-8", errors="replace"), path.suffix
-            )
+            self._texts[doc_id] = _read_source(path, doc_id, self.where)
         return self._texts[doc_id]
 
 
@@ -301,10 +388,6 @@ def load_corpus_questions(path: str | Path, sources: CorpusSources) -> list[Corp
     return questions
 
 
-_VERBATIM_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".mdx"})
-"""Formats whose indexed text is the file's (normalised, front matter split off)."""
-
-
 def check_index_matches(
     questions: Sequence[CorpusQuestion],
     index: SearchIndex,
@@ -341,17 +424,9 @@ def check_index_matches(
                 )
             text = sources.text(doc_id).text
             if any(text[c.start : c.end] != c.text for c in index.doc_chunks(doc_id)):
-                file = sources.paths[doc_id]
-                if file is not None and file.suffix.lower() not in _VERBATIM_SUFFIXES:
-                    raise InputError(
-                        f"{path}:{question.line}: gold spans of {doc_id!r} are offsets into "
-                        f"its raw {file.suffix} file, and the index holds the text extracted "
-                        "from it: such offsets are not mapped yet (they are for text, Markdown "
-                        "and MDX pages without components); give gold spans on those formats"
-                    )
                 raise InputError(
                     f"document {doc_id!r} in the index {index.path} differs from its file "
-                    f"{file}; rebuild the index"
+                    f"{sources.paths[doc_id]}; rebuild the index"
                 )
 
 
@@ -425,29 +500,46 @@ def _spans(spans: Any, where: str, sources: CorpusSources) -> tuple[GoldSpan, ..
             )
         ):
             raise IngestError(
-                f'{where}: gold span {i} must be {{"document": str, "start": int, "end": int}}'
+                f'{where}: gold span {i} must be {{"document": str, "start": int, "end": int}} '
+                '(and "page": int on a PDF)'
             )
         doc_id, start, end = span["document"], span["start"], span["end"]
         _check_known(doc_id, where, sources)
         try:
-            source = sources.text(doc_id)
+            source = _span_source(sources.text(doc_id), span.get("page"), doc_id)
         except InputError as exc:
-            raise IngestError(f"{where}: {exc}") from None
+            raise IngestError(f"{where}: gold span {i}: {exc}") from None
         if not 0 <= start <= end <= source.raw_length:
             raise IngestError(
                 f"{where}: gold span {i} [{start}, {end}) of {doc_id!r} is out of range: "
-                f"the file has {source.raw_length} characters"
+                f"the {'page' if 'page' in span else 'file'} has {source.raw_length} characters"
             )
-        out.append(
-            GoldSpan(doc_id, source.to_normalised(start), source.to_normalised(end, end=True))
-        )
+        out.append(GoldSpan(doc_id, *source.to_indexed(start, end)))
     return tuple(out)
+
+
+def _span_source(source: SourceText, page: Any, doc_id: str) -> SourceText:
+    """Return what a span's offsets count in: the file, or the PDF page it names."""
+    if source.no_spans:
+        raise InputError(f"offsets into {doc_id!r} cannot be scored: {source.no_spans}")
+    if source.pages is None:
+        if page is not None:
+            raise InputError(f'"page" is for spans on a PDF, and {doc_id!r} is not one')
+        return source
+    if not isinstance(page, int) or isinstance(page, bool):
+        raise InputError(
+            f'a span on the PDF {doc_id!r} names its page ("page": 1 for the first) and '
+            "counts characters of that page's text"
+        )
+    if page not in source.pages:
+        raise InputError(f"page {page} of {doc_id!r} has no text (or the file has no such page)")
+    return source.pages[page]
 
 
 def _check_known(doc_id: str, where: str, sources: CorpusSources) -> None:
     if doc_id not in sources:
         raise IngestError(
             f"{where}: gold document {doc_id!r} is not a document of {sources.where} "
-            "(names are paths relative to the corpus folder; .md, .markdown and .txt "
-            "files are read)"
+            "(names are paths relative to the corpus folder, files of the formats "
+            "`sealgraph index --help` lists)"
         )

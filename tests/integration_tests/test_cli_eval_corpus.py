@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.documents import write_pdf
 
 from sealgraph.cli import main
 from sealgraph.eval.split import split_of
@@ -358,25 +359,128 @@ def test_gold_spans_in_raw_file_offsets_of_a_page_with_front_matter(tmp_path, mo
     assert flat["span_recall_evidence"] == 1.0
 
 
-def test_gold_spans_on_an_html_page_are_refused_with_the_reason(tmp_path, monkeypatch, capsys):
-    pytest.importorskip("bs4")
+OTHER_PAGE = "# Harbour Cafe\n\nThe Harbour Cafe opens at 7 in the morning.\n"
+FERRY = "The Tidewater ferry to Skarn Island leaves every 40 minutes."
+HTML_PAGE = (
+    "<html><head><title>Tidewater Ferries</title><style>p {color: red}</style></head><body>\n"
+    '<h1 id="ferries">Tidewater Ferries</h1>\n'
+    "<!-- The Tidewater ferry to Skarn Island: check the timetable -->\n"
+    "<p>The <em>Tidewater</em> ferry to Skarn Island leaves every 40&nbsp;minutes.</p>\n"
+    "<p>Tickets are sold on board.</p></body></html>\n"
+)
+MDX_PAGE = (
+    "---\ntitle: Tidewater Ferries\n---\n"
+    "import { Callout } from '../components'\n\n"
+    "# Tidewater Ferries\n\n"
+    '<Callout type="info">\n'
+    "The Tidewater ferry to Skarn Island leaves every 40 minutes.\n"
+    "</Callout>\n\nTickets are sold on board.\n"
+)
+
+
+def eval_one_span(tmp_path, monkeypatch, name, content, span):
     monkeypatch.setenv("SEALGRAPH_CACHE_DIR", str(tmp_path / "cache"))
     corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    page = "<html><body><h1>Ferries</h1><p>The ferry leaves every 40 minutes.</p></body></html>"
-    (corpus / "ferries.html").write_text(page, encoding="utf-8")
-    start = page.index("The ferry")
+    corpus.mkdir(exist_ok=True)
+    if content is not None:
+        (corpus / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    (corpus / "cafe.md").write_text(OTHER_PAGE, encoding="utf-8")
     question = {
         "id": "ferry",
-        "question": "How often does the ferry leave?",
+        "question": "How often does the Tidewater ferry to Skarn Island leave?",
         "answer": "every 40 minutes",
         "type": "single",
-        "gold_documents": ["ferries.html"],
-        "gold_spans": [{"document": "ferries.html", "start": start, "end": start + 34}],
+        "gold_documents": [name],
+        "gold_spans": [{"document": name, **span}],
     }
     questions = write_jsonl(tmp_path / "q.jsonl", [question])
     out = tmp_path / "report.json"
-    assert run_eval(questions, out, "--corpus", corpus, "--methods", "flat-bm25") != 0
+    code = run_eval(questions, out, "--corpus", corpus, "--methods", "flat-bm25")
+    return code, out
+
+
+def raw_span(page: str, phrase: str) -> dict:
+    start = page.index(phrase)
+    return {"start": start, "end": start + len(phrase)}
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "phrase"),
+    [
+        (
+            "ferries.html",
+            HTML_PAGE,
+            "The <em>Tidewater</em> ferry to Skarn Island leaves every 40&nbsp;minutes.",
+        ),
+        ("ferries.mdx", MDX_PAGE, FERRY),
+        ("ferries.rst", "Tidewater Ferries\n=================\n\n" + FERRY + "\n", FERRY),
+    ],
+)
+def test_gold_spans_in_raw_offsets_of_pages_whose_text_is_extracted(
+    tmp_path, monkeypatch, name, page, phrase
+):
+    # The index holds what the loader extracted (no tags, comments, imports or
+    # components, entities decoded); the span counts characters of the raw file.
+    pytest.importorskip("bs4")
+    code, out = eval_one_span(tmp_path, monkeypatch, name, page, raw_span(page, phrase))
+    assert code == 0
+    flat = json.loads(out.read_text(encoding="utf-8"))["methods"]["flat-bm25"]
+    assert flat["span_recall_evidence"] == 1.0
+
+
+def test_a_span_holding_only_markup_is_not_scored(tmp_path, monkeypatch):
+    pytest.importorskip("bs4")
+    comment = "<!-- The Tidewater ferry to Skarn Island: check the timetable -->"
+    code, out = eval_one_span(
+        tmp_path, monkeypatch, "ferries.html", HTML_PAGE, raw_span(HTML_PAGE, comment)
+    )
+    assert code == 0
+    flat = json.loads(out.read_text(encoding="utf-8"))["methods"]["flat-bm25"]
+    # Empty in the indexed text: no character to find, so the question has no span to score.
+    assert flat["span_recall_evidence"] is None
+
+
+def test_gold_spans_on_a_pdf_count_in_the_text_of_the_page_they_name(tmp_path, monkeypatch):
+    pytest.importorskip("pypdf")
+    pdf = write_pdf(
+        tmp_path / "ferries.pdf",
+        [["Tidewater Ferries timetable."], ["Tickets are sold on board.", FERRY]],
+        title="Tidewater Ferries",
+    )
+    from sealgraph.ingest.loaders.pdf import pdf_page_texts
+
+    page_text = pdf_page_texts(pdf.read_bytes())[2]
+    span = {"page": 2, **raw_span(page_text, "ferry to Skarn Island leaves")}
+    code, out = eval_one_span(tmp_path, monkeypatch, "ferries.pdf", pdf.read_bytes(), span)
+    assert code == 0
+    flat = json.loads(out.read_text(encoding="utf-8"))["methods"]["flat-bm25"]
+    assert flat["span_recall_evidence"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("span", "message"),
+    [
+        ({"start": 0, "end": 5}, 'names its page ("page": 1 for the first)'),
+        ({"page": 7, "start": 0, "end": 5}, "page 7 of 'ferries.pdf' has no text"),
+        ({"page": 1, "start": 0, "end": 10_000}, "out of range: the page has"),
+    ],
+)
+def test_bad_spans_on_a_pdf_are_one_line_errors(tmp_path, monkeypatch, capsys, span, message):
+    pytest.importorskip("pypdf")
+    pdf = write_pdf(tmp_path / "ferries.pdf", [[FERRY]], title="Tidewater Ferries")
+    code, out = eval_one_span(tmp_path, monkeypatch, "ferries.pdf", pdf.read_bytes(), span)
     err = capsys.readouterr().err
-    assert "not mapped yet" in err and "Traceback" not in err
+    assert code != 0 and message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_spans_on_a_word_file_are_refused_with_the_reason(tmp_path, monkeypatch, capsys):
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    document.add_paragraph(FERRY)
+    document.save(str(tmp_path / "ferries.docx"))
+    data = (tmp_path / "ferries.docx").read_bytes()
+    code, out = eval_one_span(tmp_path, monkeypatch, "ferries.docx", data, {"start": 0, "end": 4})
+    err = capsys.readouterr().err
+    assert code != 0 and "zipped XML" in err and "Traceback" not in err
     assert not out.exists()

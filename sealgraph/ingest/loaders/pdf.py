@@ -29,7 +29,7 @@ import dataclasses
 import io
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sealgraph.ingest.loaders.base import (
@@ -41,7 +41,7 @@ from sealgraph.ingest.loaders.base import (
     escape_markdown,
 )
 
-__all__ = ["load_pdf"]
+__all__ = ["load_pdf", "pdf_page_texts"]
 
 _TRAILING_SPACE_RE = re.compile(r"[ \t]+\n")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
@@ -51,43 +51,74 @@ _ARRAY_LIMIT_MESSAGE = "maximum array element count"
 
 def load_pdf(source: Source) -> Loaded:
     """Load a PDF's text, one ``# Page N`` section per page that has text."""
+    pypdf = _pypdf()
+    limits = source.limits
+    parts: list[str] = []
+    with _quiet_pypdf(), _pypdf_configuration(pypdf, limits):
+        reader = _open(pypdf, source.data, limits)
+        warn = source.warn
+        for number, text in _page_texts(reader, limits, lambda m: warn(f"{source.file}: {m}")):
+            parts.append(f"# Page {number}\n\n{escape_markdown(text)}\n")
+        title = _title(reader)
+    metadata: dict[str, Any] = {"pages": len(reader.pages)}
+    if not parts:
+        return Loaded("", title, metadata, "no text could be extracted (a scanned PDF needs OCR)")
+    return Loaded("\n".join(parts), title, metadata)
+
+
+def pdf_page_texts(data: bytes, limits: LoaderLimits | None = None) -> dict[int, str]:
+    """Return the text of each page with text, by page number from 1, as :func:`load_pdf` reads it.
+
+    The text of a page before it is written under its ``# Page N`` heading (and
+    before Markdown characters are escaped): what an evaluation's gold spans on a
+    PDF count their offsets in (``{"document", "page", "start", "end"}``).
+
+    Raises:
+        MissingExtraError: pypdf is not installed.
+        LoadError: The file cannot be read, or passes a limit.
+
+    """
+    pypdf = _pypdf()
+    limits = limits or LoaderLimits()
+    with _quiet_pypdf(), _pypdf_configuration(pypdf, limits):
+        reader = _open(pypdf, data, limits)
+        return dict(_page_texts(reader, limits, lambda _: None))
+
+
+def _pypdf() -> Any:
     try:
         import pypdf
     except ImportError:
         raise MissingExtraError("pdf", "pypdf") from None
-    limits = source.limits
-    parts: list[str] = []
+    return pypdf
+
+
+def _page_texts(
+    reader: Any, limits: LoaderLimits, warn: Callable[[str], None]
+) -> Iterator[tuple[int, str]]:
+    """``(page number, cleaned text)`` of every page with text, within the limits."""
+    n_pages = len(reader.pages)
+    if n_pages > limits.max_pdf_pages:
+        raise limits.exceeded("max_pdf_pages", "document has")
     chars_left = limits.max_text_chars
-    with _quiet_pypdf(), _pypdf_configuration(pypdf, limits):
-        reader = _open(pypdf, source.data, limits)
-        n_pages = len(reader.pages)
-        if n_pages > limits.max_pdf_pages:
-            raise limits.exceeded("max_pdf_pages", "document has")
-        for number in range(1, n_pages + 1):
-            try:
-                text = reader.pages[number - 1].extract_text() or ""
-            except Exception as exc:  # pypdf on a damaged page: lose the page, not the file
-                if _ARRAY_LIMIT_MESSAGE in str(exc):
-                    source.warn(
-                        f"{source.file}: skipped page {number}: "
-                        + str(limits.exceeded("max_pdf_array_elements", "page holds an array of"))
-                    )
-                else:
-                    source.warn(
-                        f"{source.file}: skipped page {number}, its text cannot be read ({exc})"
-                    )
-                continue
-            text = _clean(text)
-            if text:
-                chars_left -= len(text)
-                if chars_left < 0:
-                    raise limits.exceeded("max_text_chars", "text runs to")
-                parts.append(f"# Page {number}\n\n{escape_markdown(text)}\n")
-        title = _title(reader)
-    metadata: dict[str, Any] = {"pages": n_pages}
-    if not parts:
-        return Loaded("", title, metadata, "no text could be extracted (a scanned PDF needs OCR)")
-    return Loaded("\n".join(parts), title, metadata)
+    for number in range(1, n_pages + 1):
+        try:
+            text = reader.pages[number - 1].extract_text() or ""
+        except Exception as exc:  # pypdf on a damaged page: lose the page, not the file
+            if _ARRAY_LIMIT_MESSAGE in str(exc):
+                warn(
+                    f"skipped page {number}: "
+                    + str(limits.exceeded("max_pdf_array_elements", "page holds an array of"))
+                )
+            else:
+                warn(f"skipped page {number}, its text cannot be read ({exc})")
+            continue
+        text = _clean(text)
+        if text:
+            chars_left -= len(text)
+            if chars_left < 0:
+                raise limits.exceeded("max_text_chars", "text runs to")
+            yield number, text
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.documents import write_pdf
 
 from sealgraph.errors import IngestError
 from sealgraph.ingest import load_corpus, load_documents
@@ -25,40 +26,6 @@ def counter():
 
 
 # --- fixture writers ---------------------------------------------------------------------------
-
-
-def write_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
-    """Write a PDF whose pages draw the given lines of text (an empty page draws none)."""
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = DictionaryObject(
-        {
-            NameObject("/Type"): NameObject("/Font"),
-            NameObject("/Subtype"): NameObject("/Type1"),
-            NameObject("/BaseFont"): NameObject("/Helvetica"),
-        }
-    )
-    for lines in pages:
-        page = writer.add_blank_page(612, 792)
-        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
-        for line in lines:
-            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            ops.append(f"({escaped}) Tj T*")
-        ops.append("ET")
-        stream = DecodedStreamObject()
-        stream.set_data("\n".join(ops).encode("latin-1"))
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
-        )
-        page.replace_contents(stream)
-    if title is not None:
-        writer.add_metadata({"/Title": title})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
-        writer.write(handle)
-    return path
 
 
 def write_docx(path: Path, *, core_title: str | None = None) -> Path:
