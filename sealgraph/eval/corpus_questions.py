@@ -227,8 +227,8 @@ def _pdf_source(data: bytes, extracted: str) -> SourceText:
     return SourceText(text=extracted, offsets=normalize_text(extracted)[1], pages=pages)
 
 
-_VERBATIM_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
-"""Formats whose indexed text is the file's (normalised, front matter split off)."""
+_VERBATIM_SUFFIXES = frozenset({".txt"})
+"""Formats whose indexed text is the file's own (normalised); others are read by their loader."""
 
 
 class CorpusSources:

@@ -39,7 +39,7 @@ EVAL_INDEX_DIR = "eval-index"
 DEFAULT_MAX_CHUNK_TOKENS = 256
 """Chunk size used to build evaluation indexes (``build_index``'s default)."""
 
-_FINGERPRINT_VERSION = 7  # bump when a cached index changes meaning (7: lexical field weight)
+_FINGERPRINT_VERSION = 8  # bump when a cached index changes meaning (8: Markdown without HTML)
 
 
 @dataclass(frozen=True, slots=True)

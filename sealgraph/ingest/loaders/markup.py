@@ -7,6 +7,8 @@
   kept as ``metadata["front_matter"]`` (JSON-safe; dropped with a warning when it
   is huge or deeply nested) and it is **not** part of the indexed text. A block
   that does not parse, or is not a mapping, is kept as text with a warning.
+* **Markdown**: HTML comments and tags are removed (the text between tags kept)
+  and character references decoded, outside code; see :func:`markdown_without_html`.
 * **MDX**: after the front matter, ESM blocks (``import``/``export`` at the start of
   a line, up to the next blank line), ``{/* comments */}`` and ``<!-- comments -->``
   are removed, JSX and HTML tags are removed while the text between them is kept,
@@ -19,6 +21,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import tomllib
 from typing import Any
@@ -30,6 +33,7 @@ __all__ = [
     "load_markdown",
     "load_mdx",
     "load_rst",
+    "markdown_without_html",
     "mdx_to_markdown",
     "rst_to_markdown",
     "split_front_matter",
@@ -40,9 +44,9 @@ MAX_FRONT_MATTER_CHARS = 65536
 
 
 def load_markdown(source: Source) -> Loaded:
-    """Load a Markdown file: front matter removed and read, the text kept as it is."""
+    """Load a Markdown file: front matter removed and read, HTML comments, tags and entities."""
     front, body = split_front_matter(source.text(), str(source.file), source.warn)
-    return _with_front_matter(body, front)
+    return _with_front_matter(markdown_without_html(body), front)
 
 
 def load_mdx(source: Source) -> Loaded:
@@ -159,6 +163,82 @@ def _parse_block(block: str, kind: str) -> Any:
         raise ValueError(f"{problem}{at}") from None
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+# --- HTML inside Markdown ------------------------------------------------------------------
+
+# HTML's element names: a tag in Markdown prose is one of these (``List<int>`` is not).
+_HTML_ELEMENTS = ["a", "abbr", "address", "article", "aside", "audio", "b", "bdi", "bdo", "blockquote", "br", "button", "caption", "center", "cite", "code", "col", "colgroup", "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "embed", "figcaption", "figure", "font", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "i", "iframe", "img", "input", "ins", "kbd", "label", "li", "link", "mark", "meta", "nav", "noscript", "object", "ol", "p", "picture", "pre", "q", "s", "samp", "section", "small", "source", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "time", "tr", "tt", "u", "ul", "var", "video", "wbr"]
+# Inline code (kept verbatim), an HTML tag (removed), or a character reference (decoded).
+_MARKDOWN_HTML_RE = re.compile(
+    r"(?P<code>(?P<ticks>`++)[^`\n][^\n]*?(?P=ticks))"
+    r"|(?P<tag></?(?i:" + "|".join(_HTML_ELEMENTS) + r")(?![\w-])"
+    r"(?:\s(?:\"[^\"]*+\"|'[^']*+'|[^\s\"'<>/=]++|=|\s++|/(?!>))*+)?/?>)"
+    r"|(?P<ref>&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
+)
+_FENCE_TOGGLE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+
+
+def markdown_without_html(text: str) -> str:
+    """Return Markdown with its HTML comments and tags removed, entities decoded.
+
+    A page's ``<!-- … -->`` notes, ``<abbr>``/``<span>``/``<img>`` tags and
+    ``&mdash;`` references are markup, not text: indexed, they are words no one
+    searches for, and they show in the passages an answer quotes. The text between
+    tags is kept; code fences and inline code are left exactly as written; a line
+    that held only markup is dropped. A page without any is returned unchanged, so
+    its offsets are the file's (an evaluation aligns the others with their file).
+    """
+    if "<" not in text and "&" not in text:
+        return text
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        opening = _FENCE_TOGGLE_RE.match(line)
+        if fence:
+            out.append(line)
+            if (
+                opening is not None
+                and opening.group(1).startswith(fence)
+                and not line[opening.end() :].strip()
+            ):
+                fence = ""
+            continue
+        if opening is not None:
+            out.append(_markdown_prose("".join(prose)))
+            prose = []
+            out.append(line)
+            fence = opening.group(1)
+            continue
+        prose.append(line)
+    out.append(_markdown_prose("".join(prose)))
+    return "".join(out)
+
+
+def _markdown_prose(text: str) -> str:
+    if not text:
+        return text
+    text = _HTML_COMMENT_RE.sub(_REMOVED, text.replace(_REMOVED, ""))
+    text = _MARKDOWN_HTML_RE.sub(_markdown_html_replacement, text)
+    if _REMOVED not in text:
+        return text
+    kept = []
+    for line in text.splitlines(keepends=True):
+        if _REMOVED in line:
+            line = line.replace(_REMOVED, "")
+            if not line.strip():
+                continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def _markdown_html_replacement(match: re.Match[str]) -> str:
+    if match.group("code"):
+        return match.group("code")
+    if match.group("ref"):
+        return html.unescape(match.group("ref")).replace(_REMOVED, "") or _REMOVED
+    return _REMOVED
 
 
 # --- MDX ------------------------------------------------------------------------------------

@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from sealgraph.ingest import load_documents
-from sealgraph.ingest.loaders.markup import mdx_to_markdown, rst_to_markdown
+from sealgraph.ingest.loaders.markup import (
+    markdown_without_html,
+    mdx_to_markdown,
+    rst_to_markdown,
+)
 from sealgraph.text.chunking import chunk_document
 from sealgraph.text.tokens import token_counter
 
@@ -263,3 +267,43 @@ def test_loading_is_deterministic(tmp_path):
     write(tmp_path / "q.mdx", MDX_PAGE)
     write(tmp_path / "m.rst", RST_PAGE)
     assert load_documents(tmp_path) == load_documents(tmp_path)
+
+
+PAGE_WITH_HTML = """# Path parameters { #path-parameters }
+
+You can declare an <abbr title="Application Programming Interface">API</abbr> &mdash; fast.
+<!-- maintainers: keep this page short -->
+<div class="screenshot">
+<img src="/img/tutorial/path-params/image01.png">
+</div>
+
+A `List<int>` in code, `<b>x</b>` too, and List<int> in prose stay.
+
+```html
+<b>kept</b> &amp; <!-- kept -->
+```
+
+Done &amp; <span id="end"></span>dusted.
+"""
+
+
+def test_markdown_loses_html_comments_tags_and_entities_outside_code():
+    assert markdown_without_html(PAGE_WITH_HTML) == (
+        "# Path parameters { #path-parameters }\n\n"
+        "You can declare an API — fast.\n\n"
+        "A `List<int>` in code, `<b>x</b>` too, and List<int> in prose stay.\n\n"
+        "```html\n<b>kept</b> &amp; <!-- kept -->\n```\n\n"
+        "Done & dusted.\n"
+    )
+
+
+def test_markdown_without_html_leaves_a_plain_page_as_it_is():
+    page = "# Plain\n\nNo markup here: 3 < 4 and R&D.\n"
+    assert markdown_without_html(page) == page
+
+
+def test_the_markdown_loader_indexes_the_page_without_its_html(tmp_path):
+    (tmp_path / "params.md").write_text("---\ntitle: Params\n---\n" + PAGE_WITH_HTML)
+    doc = load_documents(tmp_path / "params.md")[0]
+    assert "<abbr" not in doc.text and "&mdash;" not in doc.text and "maintainers" not in doc.text
+    assert "declare an API — fast" in doc.text and "<b>kept</b> &amp;" in doc.text
