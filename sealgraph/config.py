@@ -208,6 +208,11 @@ class SealConfig(BaseModel):
     question while keeping answerable declines at or under 10 % on every set
     (docs/benchmarks.md), so the score is reported for you to calibrate on your own
     questions. An LLM's answer is its own judgement; the score is still reported."""
+    decline_unseen_names: bool = True
+    """Offline answers decline when the question names something no chunk of the corpus
+    holds ("gRPC" over docs that never write it; a typo of a word in the packed passages
+    aside), ``missing`` naming it (:func:`sealgraph.reasoning.answerability.unseen_names`).
+    An LLM's answer is its own judgement."""
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     """Hybrid retrieval settings."""
     utility: UtilityWeights = Field(default_factory=UtilityWeights)

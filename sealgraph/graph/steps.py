@@ -16,10 +16,15 @@ from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
 from sealgraph.reasoning.answer import SpanText, answer_kind
-from sealgraph.reasoning.answerability import Answerability, answerability, gate_answer
+from sealgraph.reasoning.answerability import (
+    Answerability,
+    answerability,
+    gate_answer,
+    unseen_names,
+)
 from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
-from sealgraph.text.lexicon import Lexicon, reads_index_lexicon
+from sealgraph.text.lexicon import Lexicon, reads_index_lexicon, words
 from sealgraph.text.readable import readable
 from sealgraph.text.tokens import encoding_for_model, token_counter
 from sealgraph.types import Chunk
@@ -157,17 +162,30 @@ def judge_answer(
     (it declines on its own): the score is reported, the answer kept. The offline
     score decides for offline answers and for LLM steps that fell back.
     """
+    passages = [f"{p.get('title', '')}\n{p.get('text', '')}" for p in packed]
     found = answerability(
-        lexicon.terms(question),
-        [lexicon.terms(f"{p.get('title', '')}\n{p.get('text', '')}") for p in packed],
-        knowledge.idf,
+        lexicon.terms(question), [lexicon.terms(p) for p in passages], knowledge.idf
     )
+    unseen = unseen_names(
+        lexicon.written_names(question),
+        lexicon.terms,
+        knowledge.document_frequency,
+        {w for p in passages for w in words(p)},
+    )
+    found = dataclasses.replace(found, unseen=unseen)
     if model_judged:
         return generated, found
     unheld = set(found.unheld)
-    words = [w for w in dict.fromkeys(lexicon.content_words(question)) if lexicon.stem(w) in unheld]
-    words.sort(key=lambda w: found.unheld.index(lexicon.stem(w)))
-    return gate_answer(generated, found, config.min_answerability, words), found
+    asked = [w for w in dict.fromkeys(lexicon.content_words(question)) if lexicon.stem(w) in unheld]
+    asked.sort(key=lambda w: found.unheld.index(lexicon.stem(w)))
+    gated = gate_answer(
+        generated,
+        found,
+        config.min_answerability,
+        asked,
+        decline_unseen=config.decline_unseen_names,
+    )
+    return gated, found
 
 
 def trace_dicts(result: PackResult) -> list[dict[str, Any]]:

@@ -361,6 +361,10 @@ class CorpusKnowledge:
         limit = max(_MIN_NAME_DF, _NAME_DF_SHARE * self.index.n_chunks)
         return self.tables()["name_df"].get(key, 0) <= limit
 
+    def document_frequency(self, term: str) -> int:
+        """Chunks of the corpus whose text holds a stemmed word (from :meth:`tables`)."""
+        return int(self.tables()["term_df"].get(term, 0))
+
     def idf(self, term: str) -> float:
         """Inverse document frequency of a stemmed word over the corpus's chunks.
 

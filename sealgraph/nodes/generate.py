@@ -61,6 +61,7 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
             "missing": ans.missing,
             "answerability": found.score,
             "answerability_passages": [packed[i]["n"] for i in found.passages],
+            "unseen_names": list(found.unseen),
         },
     )
     return {

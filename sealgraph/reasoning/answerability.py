@@ -8,6 +8,16 @@ frequency in the corpus, that the best one or two packed passages hold together
 the highest weight and is held by no passage, so a question about something the
 documents never mention scores low.
 
+A question may also name something the corpus never uses at all: "How do I
+expose gRPC services?" over docs that never write "gRPC". :func:`unseen_names`
+finds the words the question writes as names (the lexicon's
+:meth:`~sealgraph.text.lexicon.Lexicon.written_names`) that no chunk holds, a typo
+of a word of the packed passages aside ("Sydeney" for "Sydney"). The answer then
+declines (config ``decline_unseen_names``, on by default), ``missing`` saying
+which names the documents never mention: at 0.4-2.8 % of the answerable questions
+of the development sets, against 2 of 10 unanswerable FastAPI questions
+(docs/benchmarks.md).
+
 The score is a number in [0, 1], reported with every answer; below the config's
 ``min_answerability`` the offline answer declines. That threshold is 0 (off) by
 default: on the development sets the score separates unanswerable questions too
@@ -25,7 +35,7 @@ from dataclasses import dataclass
 from sealgraph.reasoning.answer import DECLINED
 from sealgraph.reasoning.base import GeneratedAnswer
 
-__all__ = ["Answerability", "answerability", "gate_answer"]
+__all__ = ["Answerability", "answerability", "gate_answer", "unseen_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +48,8 @@ class Answerability:
     """Positions of the one or two passages that hold the most."""
     unheld: tuple[str, ...]
     """The question's words those passages do not hold, heaviest first."""
+    unseen: tuple[str, ...] = ()
+    """Names the question writes that no chunk of the corpus holds (:func:`unseen_names`)."""
 
 
 def answerability(
@@ -72,13 +84,64 @@ def answerability(
     return Answerability(round(min(1.0, best[0]), 4), best[1], tuple(unheld))
 
 
+def unseen_names(
+    names: Iterable[str],
+    stems: Callable[[str], Iterable[str]],
+    document_frequency: Callable[[str], int],
+    passage_words: Iterable[str],
+) -> tuple[str, ...]:
+    """Return the names no chunk of the corpus holds, in order, each once.
+
+    Args:
+        names: Words the question writes as names, as written.
+        stems: A name's stemmed content words (a name of stop words alone is skipped).
+        document_frequency: Chunks of the corpus holding a stem.
+        passage_words: The packed passages' folded words: a name one edit from one
+            of them (two for a name of eight letters or more) is taken for its typo.
+
+    """
+    near = {w for w in passage_words if len(w) >= _TYPO_MIN_LENGTH}
+    out: list[str] = []
+    for name in dict.fromkeys(names):
+        found = list(stems(name))
+        if not found or any(document_frequency(t) > 0 for t in found):
+            continue
+        folded = name.casefold()
+        allowed = 2 if len(folded) >= _TWO_EDITS_LENGTH else 1
+        if len(folded) >= _TYPO_MIN_LENGTH and any(_within_edits(folded, w, allowed) for w in near):
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+_TYPO_MIN_LENGTH = 5  # shorter names differ from real words by one letter too easily
+_TWO_EDITS_LENGTH = 8
+
+
+def _within_edits(a: str, b: str, most: int) -> bool:
+    """Whether ``a`` becomes ``b`` by at most ``most`` insertions, deletions or changes."""
+    if abs(len(a) - len(b)) > most:
+        return False
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > most:
+            return False
+        previous = current
+    return previous[-1] <= most
+
+
 def gate_answer(
     answer: GeneratedAnswer,
     found: Answerability,
     threshold: float,
     unheld_words: Sequence[str],
+    *,
+    decline_unseen: bool = False,
 ) -> GeneratedAnswer:
-    """Decline ``answer`` when ``found.score`` is below ``threshold``.
+    """Decline ``answer`` when ``found.score`` is below ``threshold``, or it names the unseen.
 
     Args:
         answer: The composed answer.
@@ -86,16 +149,24 @@ def gate_answer(
         threshold: Lowest score that is answered (0 never declines).
         unheld_words: The question's words the best passages lack, as the question
             writes them (named in ``missing``).
+        decline_unseen: Also decline when the question names something no chunk
+            holds (``found.unseen``).
 
     Returns:
         ``answer`` itself, or a declined answer whose ``missing`` says which of the
         question's words the passages found do not hold.
 
     """
-    if answer.insufficient or found.score >= threshold:
+    if answer.insufficient:
         return answer
-    named = ", ".join(f"'{w}'" for w in unheld_words[:4])
-    missing = f"the passages found do not mention {named}" if named else "nothing answers"
+    if decline_unseen and found.unseen:
+        named = ", ".join(f"'{w}'" for w in found.unseen[:4])
+        missing = f"the documents never mention {named}"
+    elif found.score >= threshold:
+        return answer
+    else:
+        named = ", ".join(f"'{w}'" for w in unheld_words[:4])
+        missing = f"the passages found do not mention {named}" if named else "nothing answers"
     return dataclasses.replace(
         answer, answer=DECLINED, cited=(), insufficient=True, short="", support=(), missing=missing
     )

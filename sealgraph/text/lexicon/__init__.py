@@ -117,6 +117,8 @@ TOKENIZER_REVISION = 1
 of every :attr:`Lexicon.tokenizer_version`."""
 
 _STEM_CACHE_SIZE = 200_000
+# After these (or at the start) a capital opens a sentence, a quotation or a list item.
+_SENTENCE_OPENERS = frozenset(".?!:;\"'“‘([`*-•")
 _SPEC_RE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 
@@ -507,6 +509,31 @@ class Lexicon:
             + alternatives
             + r")[ \t]+)*[A-Z0-9][\w'’&-]*)*"
         )
+
+    def written_names(self, text: str) -> list[str]:
+        """Words ``text`` writes as names, in order: "gRPC", "Brotli" mid-sentence.
+
+        A word is written as a name when a capital follows its first letter
+        ("gRPC", "FastAPI"), or when it is capitalised away from the start of a
+        sentence ("enable Brotli"). A word in capitals only ("QUIC", "WW2", "SWA's") is
+        left out: an acronym is often spelled out in the documents it stands for. Runs on
+        the text as written (not folded).
+        """
+        names = []
+        for match in WORD_RE.finditer(text):
+            word = match.group()
+            core = next(
+                (word[: -len(s)] for s in self.possessive_suffixes if word.endswith(s)), word
+            )
+            letters = [c for c in core if c.isalpha()]
+            if not letters or all(c.isupper() for c in letters):
+                continue
+            inner = any(c.isupper() for c in word[1:])
+            before = text[: match.start()].rstrip()
+            initial = not before or before[-1] in _SENTENCE_OPENERS
+            if inner or (word[0].isupper() and not initial):
+                names.append(word)
+        return names
 
     @cached_property
     def tokenizer_version(self) -> str:
