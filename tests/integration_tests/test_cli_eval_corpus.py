@@ -368,6 +368,11 @@ HTML_PAGE = (
     "<p>The <em>Tidewater</em> ferry to Skarn Island leaves every 40&nbsp;minutes.</p>\n"
     "<p>Tickets are sold on board.</p></body></html>\n"
 )
+MD_FERRY = (
+    'The <abbr title="Tidewater Ferry Company">Tidewater</abbr> ferry to Skarn Island leaves '
+    "every 40&nbsp;minutes."
+)
+MD_PAGE = "# Tidewater Ferries\n\n<!-- timetable owner: ops -->\n" + MD_FERRY + "\n"
 MDX_PAGE = (
     "---\ntitle: Tidewater Ferries\n---\n"
     "import { Callout } from '../components'\n\n"
@@ -413,6 +418,7 @@ def raw_span(page: str, phrase: str) -> dict:
             "The <em>Tidewater</em> ferry to Skarn Island leaves every 40&nbsp;minutes.",
         ),
         ("ferries.mdx", MDX_PAGE, FERRY),
+        ("ferries.md", MD_PAGE, MD_FERRY),
         ("ferries.rst", "Tidewater Ferries\n=================\n\n" + FERRY + "\n", FERRY),
     ],
 )
