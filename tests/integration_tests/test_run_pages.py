@@ -1,0 +1,167 @@
+"""``sealgraph trace --html``: the page of a stored run, checked in a real browser.
+
+The browser tests render pages with headless Chromium (Debian's
+``chromium-headless-shell``, which ``.ci/run`` installs when it can) and read the
+DOM the browser built after loading them; they skip, saying why, where no
+Chromium is installed.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from sealgraph.cli import main
+from sealgraph.examples import corpus_dir
+
+BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
+
+# A demo question whose SEAL run swaps twice at k=3 (lexical index, default config).
+SWAP_QUESTION = (
+    "Who leads the team that owns the system whose consumer lag caused the "
+    "Ledgerline Outage of March 2025?"
+)
+
+HOSTILE = """# Quarry Notes
+
+The Quarry Notes are kept by the Basalt Team.
+<script>document.title='pwned';document.body.setAttribute('data-pwned','1')</script>
+<img src=x onerror="document.title='pwned'"> The Basalt Team meets on Fridays.
+"""
+
+
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEALGRAPH_DATA_DIR", str(tmp_path / "data"))
+
+
+def browser() -> str | None:
+    """The first headless Chromium on PATH, or None."""
+    return next((found for name in BROWSERS if (found := shutil.which(name))), None)
+
+
+needs_browser = pytest.mark.skipif(
+    browser() is None,
+    reason="no headless Chromium on PATH (apt-get install chromium-headless-shell; "
+    ".ci/run installs it when it runs as root)",
+)
+
+
+def chromium(*args: str, timeout: float = 90.0) -> str:
+    """Run headless Chromium on a page (no sandbox: CI runs as root) and return its stdout."""
+    proc = subprocess.run(
+        [browser(), "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def ask_and_page(index, db, thread, question, tmp_path, capsys, *extra):
+    """Run ``question`` as ``thread`` and write its page; return (page path, ask output)."""
+    code = main(
+        ["ask", question, "--index", str(index), "--db", db, "--thread", thread, "--json", *extra]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    page = tmp_path / f"{thread}.html"
+    assert main(["trace", thread, "--db", db, "--html", str(page)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote {page}"
+    return page, out
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory):
+    """The packaged demo corpus, indexed lexically (pinned: no embedder)."""
+    from sealgraph.index import build_index
+
+    root = tmp_path_factory.mktemp("demo")
+    return build_index(corpus_dir(), root / "index", embedder="none", warn=lambda _: None)
+
+
+@pytest.fixture
+def swap_page(demo_index, tmp_path, capsys):
+    """The page of the demo question that swaps, at pinned k=3 and 3 loops."""
+    db = str(tmp_path / "runs.sqlite")
+    page, out = ask_and_page(
+        demo_index.path,
+        db,
+        "swaps",
+        SWAP_QUESTION,
+        tmp_path,
+        capsys,
+        "--k",
+        "3",
+        "--max-loops",
+        "3",
+    )
+    return page, out, db
+
+
+def test_trace_html_writes_the_run_and_a_step_of_it(swap_page, tmp_path, capsys):
+    page, out, db = swap_page
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="swap swap"') == 2
+    assert 'class="slot in"' in text
+    assert "embedder: <b>none (lexical only)</b>" in text
+    assert "k: <b>3</b>" in text
+    # every citation shows where its span lies in its document: exactly its text
+    for citation in out["citations"]:
+        where = re.search(
+            rf'id="cite-{citation["n"]}".*?>([\w.-]+\.md) \[(\d+):(\d+)\]<', text, re.S
+        )
+        doc, start, end = where.groups()
+        source = (corpus_dir() / doc).read_text(encoding="utf-8")
+        assert source[int(start) : int(end)] == citation["text"]
+    # --at STEP: the run up to that checkpoint
+    early = tmp_path / "early.html"
+    assert main(["trace", "swaps", "--db", db, "--html", str(early), "--at", "3"]) == 0
+    capsys.readouterr()
+    partial = early.read_text(encoding="utf-8")
+    assert "stopped before generate" in partial and "step 3, stopped before" in partial
+
+
+@needs_browser
+def test_the_page_of_a_swapping_run_renders_in_a_browser(swap_page, tmp_path):
+    page, out, _ = swap_page
+    dom = chromium("--dump-dom", page.as_uri())
+    assert len(re.findall(r'<td class="slot in"', dom)) == 2  # the two swapped-in passages
+    assert len(re.findall(r'<div class="swap swap"', dom)) == 2
+    assert re.search(r'<tr class="kept">', dom)
+    assert len(re.findall(r'<li class="citation"', dom)) == len(out["citations"])
+    shot = tmp_path / "page.png"
+    chromium(f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@needs_browser
+def test_a_document_holding_a_script_runs_nothing(tmp_path, capsys):
+    from sealgraph.index import build_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "quarry-notes.md").write_text(HOSTILE, encoding="utf-8")
+    (docs / "basalt-team.md").write_text(
+        "# Basalt Team\n\nThe Basalt Team is led by Ines Carvalho.\n", encoding="utf-8"
+    )
+    index = build_index(docs, tmp_path / "index", embedder="none", warn=lambda _: None)
+    page, _ = ask_and_page(
+        index.path,
+        str(tmp_path / "runs.sqlite"),
+        "hostile",
+        "Who keeps the Quarry Notes?",
+        tmp_path,
+        capsys,
+    )
+    source = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;document.title=" in source  # the document's text is on the page
+    dom = chromium("--dump-dom", page.as_uri())
+    title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    assert "pwned" not in title
+    assert "<script" not in dom and "<img" not in dom  # no element came from the text
+    assert not re.search(r"<body[^>]*data-pwned", dom)  # and no script ran
+    assert "&lt;script&gt;" in dom
