@@ -34,6 +34,7 @@ from sealgraph.runs.timeline import group_calls, node_summary, snippet
 
 __all__ = [
     "PAGE_CSP",
+    "page_anchor",
     "page_document",
     "render_run_page",
     "run_section",
@@ -74,9 +75,12 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _anchor(prefix: str, kind: str, key: str) -> str:
-    # Ids from chunk ids and paths: only safe characters, plus a short hash so that two
-    # keys that clean up alike ("a.md#1", "a-md-1") stay apart.
+def page_anchor(prefix: str, kind: str, key: str) -> str:
+    """Return a page id for ``key`` (a chunk id, a path, a question id): ``prefix+kind-slug-hash``.
+
+    Only safe characters, plus a short hash, so that two keys that clean up alike
+    (``a.md#1``, ``a-md-1``) stay apart.
+    """
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-")[:60]
     digest = hashlib.sha1(key.encode("utf-8"), usedforsecurity=False).hexdigest()[:6]
     return f"{prefix}{kind}-{slug}-{digest}"
@@ -107,7 +111,7 @@ class _Run:
         if title:
             label = f'<span class="ctitle">{_e(title)}</span> {label}'
         if chunk_id in self.final_ids:
-            return f'<a href="#{_anchor(self.prefix, "chunk", chunk_id)}">{label}</a>'
+            return f'<a href="#{page_anchor(self.prefix, "chunk", chunk_id)}">{label}</a>'
         return label
 
 
@@ -160,6 +164,7 @@ border:1px solid var(--line);background:var(--bg);white-space:nowrap}
 table.slots td.slot{min-width:150px;max-width:230px}
 td.slot.in{background:var(--inbg);border:2px solid var(--in)}
 td.slot.kept{color:var(--mute)}
+td.low{background:var(--outbg)}
 .swap{border:1px solid var(--line);border-radius:4px;padding:6px 10px;margin:8px 0;
 break-inside:avoid}
 .swap .arrow{font-weight:700;margin:0 6px}
@@ -172,7 +177,8 @@ pre.text{white-space:pre-wrap;word-break:break-word;background:var(--bg);padding
 margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;max-height:22em;overflow:auto}
 section.chunk{border-top:1px solid var(--line);padding-top:4px}
 details>summary{cursor:pointer}
-@media print{main{max-width:none;padding:0}a{color:inherit}details{display:block}
+@media print{main{max-width:none;padding:0}a{color:inherit}
+details::details-content{content-visibility:visible;display:block}
 details>summary{list-style:none}pre.text{max-height:none;overflow:visible}
 h2{break-after:avoid}table,.swap,section.chunk{break-inside:avoid}}
 """
@@ -764,7 +770,7 @@ def _citations_part(run: _Run) -> str:
         chunks = ", ".join(run.chunk_link(str(cid)) for cid in c.get("chunk_ids") or [])
         items.append(
             f'<li class="citation" id="{run.prefix}cite-{n}" value="{n}">'
-            f"<b>{_e(c.get('title', ''))}</b> · {_where(where.get(n))} · {chunks}"
+            f"<b>{_e(c.get('title', ''))}</b> · {_where(where.get(n, c))} · {chunks}"
             f'<pre class="text">{_e(c.get("text", ""))}</pre></li>'
         )
     return f'<h2>Citations</h2>\n<ol class="citations">{"".join(items)}</ol>'
@@ -780,8 +786,10 @@ def _evidence_part(run: _Run) -> str:
         text = str(item.get("text", ""))
         cut = " …" if len(text) > _TEXT_CHARS else ""
         section = " > ".join(map(str, item.get("section") or []))
+        if "start" in item:
+            section += f" · characters [{item['start']}:{item['end']}]"
         parts.append(
-            f'<section class="chunk" id="{_anchor(run.prefix, "chunk", cid)}" '
+            f'<section class="chunk" id="{page_anchor(run.prefix, "chunk", cid)}" '
             f'data-chunk="{_e(cid)}"><b>{_e(item.get("title", ""))}</b> '
             f'<span class="cid">{_e(cid)}</span> <span class="mute">{_e(section)} · '
             f"document {_e(item.get('doc_id', ''))} · entered in loop "

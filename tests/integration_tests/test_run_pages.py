@@ -8,15 +8,12 @@ Chromium is installed.
 
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
+from support.browser import chromium, needs_browser
 
 from sealgraph.cli import main
 from sealgraph.examples import corpus_dir
-
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
 
 # A demo question whose SEAL run swaps twice at k=3 (lexical index, default config).
 SWAP_QUESTION = (
@@ -35,30 +32,6 @@ The Quarry Notes are kept by the Basalt Team.
 @pytest.fixture(autouse=True)
 def _private_dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("SEALGRAPH_DATA_DIR", str(tmp_path / "data"))
-
-
-def browser() -> str | None:
-    """The first headless Chromium on PATH, or None."""
-    return next((found for name in BROWSERS if (found := shutil.which(name))), None)
-
-
-needs_browser = pytest.mark.skipif(
-    browser() is None,
-    reason="no headless Chromium on PATH (apt-get install chromium-headless-shell; "
-    ".ci/run installs it when it runs as root)",
-)
-
-
-def chromium(*args: str, timeout: float = 90.0) -> str:
-    """Run headless Chromium on a page (no sandbox: CI runs as root) and return its stdout."""
-    proc = subprocess.run(
-        [browser(), "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
-    return proc.stdout.decode("utf-8", "replace")
 
 
 def ask_and_page(index, db, thread, question, tmp_path, capsys, *extra):
