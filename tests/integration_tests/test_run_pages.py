@@ -138,3 +138,14 @@ def test_a_document_holding_a_script_runs_nothing(tmp_path, capsys):
     assert "<script" not in dom and "<img" not in dom  # no element came from the text
     assert not re.search(r"<body[^>]*data-pwned", dom)  # and no script ran
     assert "&lt;script&gt;" in dom
+
+
+def test_write_run_page_takes_a_graph_result_as_it_is(demo_index, tmp_path):
+    # The README's Python use: the page of graph.invoke's result, no checkpointer needed.
+    from sealgraph import build_graph
+    from sealgraph.runs import write_run_page
+
+    result = build_graph(demo_index, config={"k": 3}).invoke({"question": SWAP_QUESTION})
+    text = write_run_page(tmp_path / "run.html", result).read_text(encoding="utf-8")
+    assert text.count('class="swap swap"') == 2
+    assert all(f'id="cite-{c["n"]}"' in text for c in result["citations"])
