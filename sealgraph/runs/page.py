@@ -207,12 +207,25 @@ def page_document(title: str, body: str) -> str:
 
 
 def write_page(path: str | os.PathLike[str], text: str) -> Path:
-    """Write a page atomically (a temporary sibling moved into place) and return its path."""
+    """Write a page atomically (a temporary sibling moved into place) and return its path.
+
+    Raises:
+        InputError: The path is a directory, its folder does not exist, or writing failed.
+
+    """
+    from sealgraph.errors import InputError
+
     target = Path(path)
+    if target.is_dir():
+        raise InputError(f"cannot write {target}: it is a directory")
+    if not target.parent.is_dir():
+        raise InputError(f"cannot write {target}: directory {target.parent} does not exist")
     tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return target
@@ -288,6 +301,7 @@ def run_section(
     parts = [
         _header(run, heading, facts, level),
         _answer_box(run),
+        _llm_part(run),
         _needs_part(run),
         _slots_part(run),
         _loops_part(run),
@@ -364,6 +378,21 @@ def _answer_box(run: _Run) -> str:
     if verdict:
         lines.append(f'<div class="mute">{" · ".join(verdict)}</div>')
     return f'<h2>Answer</h2>\n<div class="answer">{"".join(lines)}</div>'
+
+
+def _llm_part(run: _Run) -> str:
+    # LLM steps that fell back to the offline reasoner, and the circuit, if it opened:
+    # the parts of the run the model did not decide.
+    notes = run.of_kind("llm_fallback", "llm_circuit")
+    if not notes:
+        return ""
+    items = "".join(
+        f'<li class="llm-note"><span class="badge warn">{_e(e.get("kind", ""))}</span> '
+        f"step {_e((e.get('data') or {}).get('step', e.get('node', '')))}: "
+        f"{_e((e.get('data') or {}).get('reason', e.get('message', '')))}</li>"
+        for e in notes
+    )
+    return f"<h2>LLM fallbacks</h2>\n<ul>{items}</ul>"
 
 
 # ---------------------------------------------------------------- needs

@@ -3,9 +3,11 @@
 import html
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sealgraph.errors import InputError
 from sealgraph.graph.events import make_event
 from sealgraph.runs.page import PAGE_CSP, render_run_page, run_section, write_run_page
 
@@ -24,9 +26,11 @@ def score(chunk_id, total, gap=0.0):
     }
 
 
-def make_run(*, k=2, loops=1, candidates=3, queries=1, text="Orbit is led by Ada.", title="Orbit"):
+def make_run(
+    *, k=2, loops=1, candidates=3, queries=1, text="Orbit is led by Ada.", title="Orbit", doc="doc"
+):
     """A run of ``loops`` repair loops over a k-slot set: one swap and one refusal per loop."""
-    slots = [f"doc{i}.md#0" for i in range(k)]
+    slots = [f"{doc}{i}.md#0" for i in range(k)]
     events = [
         make_event(
             "search",
@@ -62,7 +66,7 @@ def make_run(*, k=2, loops=1, candidates=3, queries=1, text="Orbit is led by Ada
                 loop=loop - 1,
             )
         )
-        found = [f"cand{loop}-{i}.md#0" for i in range(candidates)]
+        found = [f"{doc}cand{loop}-{i}.md#0" for i in range(candidates)]
         for q in range(queries):
             events.append(
                 make_event(
@@ -208,10 +212,10 @@ def make_run(*, k=2, loops=1, candidates=3, queries=1, text="Orbit is led by Ada
 
 SHOWN = (
     # slots: the swapped-in passage framed, with the victim it replaced
-    'class="slot in" data-chunk="cand1-0.md#0" data-loop="1"',
+    'class="slot in" data-chunk="doccand1-0.md#0" data-loop="1"',
     '<s class="cid">doc1.md#0</s>',
     # the swap with the S(c) terms of winner and victim, the refusal with its reason
-    'class="swap swap" data-candidate="cand1-0.md#0" data-victim="doc1.md#0"',
+    'class="swap swap" data-candidate="doccand1-0.md#0" data-victim="doc1.md#0"',
     "S(c*) − S(victim) = +0.200; ε = 0.02",
     '<span class="badge warn">do-no-harm</span>',
     "S(c) = 1·GapCov + 0.4·Corr + 0·Nov − 0.1·Red",
@@ -261,8 +265,8 @@ def tags(page):
 @given(st.text(max_size=80))
 def test_no_text_adds_markup(text):
     # Whatever a corpus holds, the page's elements are those of a harmless text.
-    plain = render_run_page(make_run(text="x", title="x"))
-    page = render_run_page(make_run(text="x" + text, title="x" + text))
+    plain = render_run_page(make_run(text="x", title="x", doc="x"))
+    page = render_run_page(make_run(text="x" + text, title="x" + text, doc="x" + text))
     assert tags(page) == tags(plain)
 
 
@@ -297,3 +301,36 @@ def test_sections_of_several_runs_keep_their_ids_apart():
     ids = re.findall(r'id="([^"]+)"', a + b)
     assert len(ids) == len(set(ids))
     assert 'href="#a-cite-1"' in a
+
+
+def test_a_page_that_cannot_be_written_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        write_run_page(tmp_path / "missing" / "run.html", make_run())
+    with pytest.raises(InputError, match="is a directory"):
+        write_run_page(tmp_path, make_run())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_recorded_before_offsets_says_so():
+    run = make_run()
+    for event in run["seal_log"]:
+        if event["kind"] == "pack":
+            del event["data"]["spans"]
+    page = render_run_page(run)
+    assert "offsets not recorded" in page and "doc0.md [0:9]" not in page
+
+
+def test_llm_fallbacks_are_listed_with_their_reason():
+    run = make_run()
+    run["seal_log"].insert(
+        2,
+        make_event(
+            "search",
+            "llm_fallback",
+            "needs: fell back (timeout)",
+            {"step": "needs", "reason": "timeout after 30 s <b>"},
+            step=1,
+        ),
+    )
+    page = render_run_page(run)
+    assert '<li class="llm-note">' in page and "timeout after 30 s &lt;b&gt;" in page
