@@ -540,7 +540,8 @@ def _loops_part(run: _Run) -> str:
         of_loop = [e for c in calls if c.loop == loop for e in c.events]
         parts.append(
             f'<section class="repair-loop" id="{run.prefix}loop-{loop}"><h3>Loop {loop}</h3>'
-            f"{_gap_list(run, loop - 1)}{_queries(run, of_loop)}{_candidates(run, of_loop)}"
+            f"{_gap_list(run, loop - 1)}{_blocked(run, loop)}{_queries(run, of_loop)}"
+            f"{_candidates(run, of_loop)}"
             f"{_decisions(run, of_loop)}{_stops(of_loop)}</section>"
         )
     open_gaps = _gap_list(run, loops[-1])
@@ -580,24 +581,51 @@ def _gap_list(run: _Run, loop: int) -> str:
 _NOTHING = '<span class="mute">nothing new</span>'
 
 
+def _blocked(run: _Run, loop: int) -> str:
+    # Passages evicted in earlier loops: blocklisted, so no micro-query brings them back.
+    evicted = [
+        str((e.get("data") or {}).get("victim"))
+        for e in run.of_kind("swap")
+        if int(e.get("loop", 0)) < loop and (e.get("data") or {}).get("victim")
+    ]
+    if not evicted:
+        return ""
+    return (
+        '<div class="blocklist"><b>Blocklist</b> <span class="mute">(evicted earlier, never '
+        f"re-admitted)</span>: {', '.join(run.chunk_link(c) for c in evicted)}</div>"
+    )
+
+
+def _entered(events: Sequence[Mapping[str, Any]]) -> set[str]:
+    return {
+        str((e.get("data") or {}).get("candidate"))
+        for e in events
+        if e.get("kind") in ("swap", "fill", "append")
+    }
+
+
 def _queries(run: _Run, events: Sequence[Mapping[str, Any]]) -> str:
     queries = [e for e in events if e.get("kind") == "micro_query"]
     if not queries:
         return ""
+    entered = _entered(events)
     rows = []
     for event in queries:
         data = event.get("data") or {}
         found = [str(c) for c in data.get("candidates") or []]
-        finds = ", ".join(run.chunk_link(c) for c in found[:_FIND_ROWS]) or _NOTHING
-        more = (
-            f' <span class="mute">+{len(found) - _FIND_ROWS} more</span>'
-            if (len(found) > _FIND_ROWS)
-            else ""
+        # The first finds, and any find that entered the set however low it came.
+        shown = found[:_FIND_ROWS] + [c for c in found[_FIND_ROWS:] if c in entered]
+        finds = ", ".join(
+            run.chunk_link(c) + (' <span class="badge in">in</span>' if c in entered else "")
+            for c in shown
         )
+        more = len(found) - len(shown)
+        rest = f' <span class="mute">+{more} more</span>' if more > 0 else ""
+        gap = " · ".join(str(data[k]) for k in ("gap_kind", "entity") if data.get(k))
         rows.append(
             f'<tr class="micro-query"><td>{_e(data.get("text", ""))}</td>'
-            f'<td>{_e(data.get("gap_kind", ""))}</td><td class="n">{len(found)}</td>'
-            f"<td>{finds}{more}</td></tr>"
+            f'<td>{_e(gap)}</td><td class="n">{len(found)}</td>'
+            f"<td>{finds or _NOTHING}{rest}</td></tr>"
         )
     return (
         "<div><b>Micro-queries</b><table><tr><th>query</th><th>gap</th><th>found</th>"

@@ -311,6 +311,15 @@ def test_a_page_that_cannot_be_written_is_a_clear_error(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_later_loops_show_the_blocklist_and_finds_that_entered():
+    page = render_run_page(make_run(loops=2, candidates=10), config=CONFIG)
+    loop2 = page[page.index('id="loop-2"') :]
+    blocklist = loop2[loop2.index('<div class="blocklist">') :]
+    assert blocklist.index("doc1.md#0") < blocklist.index("</div>")  # evicted in loop 1
+    assert '<span class="cid">doccand1-0.md#0</span> <span class="badge in">in</span>' in page
+    assert "+4 more" in page  # 10 finds: the first 6 shown
+
+
 def test_a_run_recorded_before_offsets_says_so():
     run = make_run()
     for event in run["seal_log"]:
