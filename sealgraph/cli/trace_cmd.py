@@ -43,11 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     trace.add_argument("thread", metavar="THREAD", help="thread id of the run")
     _add_db(trace)
-    trace.add_argument("--json", action="store_true", help="print the events as a JSON array")
+    output = trace.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the events as a JSON array")
     trace.add_argument(
         "--at", type=int, metavar="STEP", help="show the full state at the checkpoint of STEP"
     )
-    trace.add_argument(
+    output.add_argument(
         "--html",
         metavar="FILE",
         help="write the run as one self-contained HTML page to FILE (no script, no "

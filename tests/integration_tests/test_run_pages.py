@@ -150,3 +150,10 @@ def test_write_run_page_takes_a_graph_result_as_it_is(demo_index, tmp_path):
     text = write_run_page(tmp_path / "run.html", result).read_text(encoding="utf-8")
     assert text.count('class="swap swap"') == 2
     assert all(f'id="cite-{c["n"]}"' in text for c in result["citations"])
+
+
+def test_trace_html_and_json_exclude_each_other(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trace", "t", "--json", "--html", "page.html"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
