@@ -107,9 +107,13 @@ def test_the_page_of_a_swapping_run_renders_in_a_browser(swap_page, tmp_path):
     assert len(re.findall(r'<tr class="kept">', dom)) >= len(out["citations"])
     assert "admitted (answer-bearing)" in dom  # why packing kept a span
     assert len(re.findall(r'<li class="citation"', dom)) == len(out["citations"])
-    shot = tmp_path / "page.png"
+    shot, blank = tmp_path / "page.png", tmp_path / "blank.png"
+    empty = tmp_path / "empty.html"
+    empty.write_text("<!DOCTYPE html><html><body></body></html>", encoding="utf-8")
     chromium(f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri())
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    chromium(f"--screenshot={blank}", "--window-size=1200,1600", empty.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 3 * blank.stat().st_size  # a page drawn, not a blank one
 
 
 @needs_browser

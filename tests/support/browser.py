@@ -37,7 +37,14 @@ def chromium(*args: str, timeout: float = 90.0) -> str:
     path = browser()
     assert path is not None, "no headless Chromium on PATH"
     proc = subprocess.run(
-        [path, "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+        [
+            path,
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            *args,
+        ],
         capture_output=True,
         timeout=timeout,
         check=False,
