@@ -121,7 +121,8 @@ def _gather(
     state: Mapping[str, Any],
     config: Mapping[str, Any] | None,
 ) -> _Run:
-    run = _Run(prefix, list(events), state, dict(config or {}))
+    safe = re.sub(r"[^A-Za-z0-9_-]", "-", prefix)  # it starts every id and link of the run
+    run = _Run(safe, list(events), state, dict(config or {}))
     for item in [*(state.get("packed") or []), *(state.get("citations") or [])]:
         for cid in item.get("chunk_ids") or [item.get("chunk_id")]:
             if cid and item.get("title"):
@@ -313,7 +314,7 @@ def run_section(
     sub = min(level + 1, 6)
     body = "\n".join(p for p in parts if p).replace("<h2>", f"<h{sub}>")
     body = body.replace("</h2>", f"</h{sub}>")
-    return f'<section class="run" id="{prefix}run">\n{body}\n</section>'
+    return f'<section class="run" id="{run.prefix}run">\n{body}\n</section>'
 
 
 # ---------------------------------------------------------------- header and answer
