@@ -146,6 +146,8 @@ background:#fff}
 main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
 h1{font-size:20px;margin:8px 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:2px solid
 var(--line);padding-bottom:3px}h3{font-size:14px;margin:14px 0 6px}
+h4{font-size:15px;margin:12px 0 4px}h5{font-size:14px;margin:18px 0 6px;border-bottom:1px solid
+var(--line)}h6{font-size:13px;margin:10px 0 4px}
 a{color:var(--acc);text-decoration:none}a:hover{text-decoration:underline}
 .mute{color:var(--mute)}.cid{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .ctitle{font-weight:600}
@@ -311,9 +313,12 @@ def run_section(
         _evidence_part(run),
         _steps_part(run),
     ]
-    sub = min(level + 1, 6)
-    body = "\n".join(p for p in parts if p).replace("<h2>", f"<h{sub}>")
-    body = body.replace("</h2>", f"</h{sub}>")
+    # Parts are written with <h2> and <h3>: shifted below the section's own level.
+    body = "\n".join(p for p in parts if p)
+    for written in (3, 2):
+        shifted = min(level + written - 1, 6)
+        body = body.replace(f"<h{written}>", f"<h{shifted}>")
+        body = body.replace(f"</h{written}>", f"</h{shifted}>")
     return f'<section class="run" id="{run.prefix}run">\n{body}\n</section>'
 
 
