@@ -21,8 +21,8 @@ token budget. Two formats, told apart by the first line of --questions:
 The index is cached by content (in $SEALGRAPH_CACHE_DIR or the user cache dir)
 unless --index is given. --split a|b keeps one half of the questions (by a hash
 of their id), to tune on one half and check on the other. Prints a table of the
-main metrics and writes report.json (and records.jsonl, and the --plot image)
-only when the whole run succeeded."""
+main metrics and writes report.json (and records.jsonl, the --plot image and the --html
+page) only when the whole run succeeded."""
 
 _METHODS_HELP = """\
 methods:
@@ -138,6 +138,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--plot", metavar="FILE.png", help="plot metrics versus the sweeps")
     parser.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="write one self-contained page: the methods' table and, per question, each "
+        "method's run (SEAL's whole repair, a flat method's evidence)",
+    )
+    parser.add_argument(
         "--no-progress", action="store_true", help="do not show the progress bar on stderr"
     )
     parser.set_defaults(func=run)
@@ -168,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         records_out=args.records,
         plot=args.plot,
+        html=args.html,
         progress=not args.no_progress,
         llm=args.llm,
     )

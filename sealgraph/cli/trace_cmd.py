@@ -19,7 +19,10 @@ _TRACE_DESCRIPTION = """\
 Print the run of THREAD as a timeline: per step the node, ledger changes, gaps,
 micro-queries, candidates with their S(c) components, swaps and refusals with
 reasons, packing decisions and the answer. --json prints the events as a JSON
-array; --at STEP prints the full state at the checkpoint of that step."""
+array; --at STEP prints the full state at the checkpoint of that step. --html FILE
+writes the run (or, with --at, the run up to that step) as one self-contained
+HTML page instead: the evidence slots across loops with every swap and its S(c)
+terms, gaps and micro-queries, refusals, packing and the cited answer."""
 
 _REPLAY_DESCRIPTION = """\
 Fork THREAD at the checkpoint of --from STEP with config overrides (--set k=5,
@@ -40,9 +43,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     trace.add_argument("thread", metavar="THREAD", help="thread id of the run")
     _add_db(trace)
-    trace.add_argument("--json", action="store_true", help="print the events as a JSON array")
+    output = trace.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the events as a JSON array")
     trace.add_argument(
         "--at", type=int, metavar="STEP", help="show the full state at the checkpoint of STEP"
+    )
+    output.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the run as one self-contained HTML page to FILE (no script, no "
+        "external load; opens from disk)",
     )
     trace.add_argument(
         "--checkpoint",
@@ -107,6 +117,11 @@ def run_trace(args: argparse.Namespace) -> int:
         graph = reader_graph(checkpointer)
         main, forks = thread_branches(graph, thread_id)
         branch = branch_ending_at(graph, thread_id, args.checkpoint) if args.checkpoint else main
+    if args.html is not None:
+        snapshot = snapshot_at(branch, args.at, thread_id) if args.at is not None else branch.end
+        path = _write_html(args.html, thread_id, origin, branch, snapshot)
+        print(f"wrote {path}")
+        return 0
     if args.at is not None:
         snapshot = snapshot_at(branch, args.at, thread_id)
         view = {
@@ -147,6 +162,63 @@ def run_trace(args: argparse.Namespace) -> int:
             overrides = json.dumps(other.overrides, sort_keys=True)
             print(f"  {other.end_id}  {label}, config {overrides}")
     return 0
+
+
+def _write_html(target: str, thread_id: str, origin: Any, branch: Any, snapshot: Any) -> str:
+    # The page of one checkpoint of a branch: its state, its events so far, and the
+    # config the branch ran with (read from the database: never trusted).
+    from sealgraph.runs.page import write_run_page
+
+    step = int((snapshot.metadata or {}).get("step", -1))
+    what = "run" if branch.forked_at is None else f"replay forked at step {branch.forked_at}"
+    status = "finished" if not snapshot.next else f"stopped before {', '.join(snapshot.next)}"
+    facts: dict[str, Any] = {
+        "thread": thread_id,
+        "branch": what,
+        "checkpoint": f"step {step}, {status}",
+        "index": origin.index or "(not recorded)",
+        "embedder": _index_embedder(origin.index),
+    }
+    if branch.overrides:
+        facts["overrides"] = json.dumps(branch.overrides, sort_keys=True)
+    path = write_run_page(
+        target,
+        snapshot.values,
+        title=f"sealgraph {what}",
+        facts=facts,
+        config=_run_config(branch.overrides),
+    )
+    return str(path)
+
+
+def _run_config(overrides: dict[str, Any]) -> dict[str, Any] | None:
+    # The config the run used: defaults and its recorded overrides (None when they
+    # no longer apply: the page then shows the overrides as recorded, only).
+    from sealgraph.config import SealConfig
+    from sealgraph.errors import SealgraphError
+
+    try:
+        return SealConfig().override(overrides, trusted=False).to_dict()
+    except (SealgraphError, ValueError):
+        return None
+
+
+def _index_embedder(index: str | None) -> str:
+    # The embedder of the run's index, from its manifest ("unknown" when it is gone).
+    from pathlib import Path
+
+    from sealgraph.errors import SealgraphError
+    from sealgraph.index._manifest import read_manifest
+
+    if not index:
+        return "unknown"
+    try:
+        embedder = read_manifest(Path(index)).get("embedder")
+    except (SealgraphError, OSError):
+        return "unknown (index not readable)"
+    if not embedder:
+        return "none (lexical only)"
+    return str(embedder.get("name", "unknown")) if isinstance(embedder, dict) else str(embedder)
 
 
 def run_replay(args: argparse.Namespace) -> int:

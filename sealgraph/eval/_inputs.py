@@ -121,11 +121,12 @@ def check_outputs(
     out: str | Path | None,
     records_out: str | Path | None,
     plot: str | Path | None,
+    html: str | Path | None = None,
     *,
     has_sweeps: bool,
 ) -> None:
     """Refuse output paths that cannot be written, and a plot without sweeps or matplotlib."""
-    _check_output_paths(out, records_out, plot)
+    _check_output_paths(out, records_out, plot, html)
     if plot is not None:
         if not has_sweeps:
             raise InputError("--plot draws the sweeps: give --sweep-k and/or --sweep-loops")

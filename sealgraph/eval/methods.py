@@ -96,6 +96,9 @@ class MethodOutput:
     llm_events: tuple[Mapping[str, Any], ...] = ()
     """The run's ``llm_call``, ``llm_fallback`` and ``llm_circuit`` events (graph
     methods; empty offline), for the LLM columns of the report."""
+    run: Mapping[str, Any] | None = None
+    """A graph method's final state, event log included (None for other methods):
+    what ``eval --html`` shows of the run. Dropped with the output once scored."""
 
 
 LLM_SUFFIX = "+llm"
@@ -600,6 +603,7 @@ def _graph_method(name: str, overrides: Mapping[str, Any], *, llm: bool = False)
                 missing=str(result.get("missing") or ""),
                 answerability=_answerability(result),
                 llm_events=tuple(e for e in log if e.get("kind") in LLM_EVENT_KINDS),
+                run=result,
             )
 
         return run

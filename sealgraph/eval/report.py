@@ -100,8 +100,10 @@ def write_outputs(
     out: str | Path | None = None,
     records_out: str | Path | None = None,
     plot: str | Path | None = None,
+    html: str | Path | None = None,
+    page: str | None = None,
 ) -> None:
-    """Write the report, the records and the sweep plot, all or nothing.
+    """Write the report, the records, the sweep plot and the HTML page, all or nothing.
 
     Args:
         report: Content of ``report.json``.
@@ -109,6 +111,8 @@ def write_outputs(
         out: Path of ``report.json`` (skipped when None).
         records_out: Path of ``records.jsonl`` (skipped when None).
         plot: Path of the sweep plot image (skipped when None).
+        html: Path of the HTML page (skipped when None).
+        page: The HTML page's text (see :mod:`sealgraph.eval.page`).
 
     """
     writers: list[tuple[Path, Callable[[Path], None]]] = []
@@ -120,6 +124,8 @@ def write_outputs(
         from sealgraph.eval.plot import plot_sweeps
 
         writers.append((Path(plot), lambda tmp: plot_sweeps(report.get("sweeps", {}), tmp)))
+    if html is not None:
+        writers.append((Path(html), lambda tmp: _write_text(tmp, page or "")))
 
     staged: list[tuple[Path, Path]] = []
     try:

@@ -74,6 +74,8 @@ class MethodRun:
     """Aggregated metrics, as stored under ``report["methods"][name]``."""
     records: list[dict[str, Any]]
     """One record per question, as written to ``records.jsonl``."""
+    pages: tuple[str, ...] = ()
+    """Per record, the HTML of its run for ``eval --html`` (empty unless asked for)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,7 @@ def evaluate_method(
     pipeline: Pipeline,
     *,
     on_question: Callable[[], None] | None = None,
+    pages: bool = False,
 ) -> MethodRun:
     """Run one method over ``questions`` and score it.
 
@@ -118,6 +121,8 @@ def evaluate_method(
         config: Config of the run (k, budget, loops, ...).
         pipeline: The sealgraph entry points the method runs through.
         on_question: Called after each timed question (progress reporting).
+        pages: Also render each question's run as HTML (:attr:`MethodRun.pages`), as
+            soon as it is scored: only the page is kept, never the run's state.
 
     """
     runner = method.build(index, config, pipeline)
@@ -127,6 +132,8 @@ def evaluate_method(
     scores: list[metrics.QuestionScores] = []
     records: list[dict[str, Any]] = []
     llm_events: list[tuple[Mapping[str, Any], ...]] = []
+    rendered: list[str] = []
+    config_dict = config.to_dict() if pages else {}
     for question in questions:
         started = time.perf_counter()
         output = runner(question.question)
@@ -139,6 +146,10 @@ def evaluate_method(
         scores.append(question_scores)
         records.append(make_record(question, method.name, output, question_scores))
         llm_events.append(output.llm_events)
+        if pages:
+            from sealgraph.eval.page import method_run_section
+
+            rendered.append(method_run_section(records[-1], output, config_dict))
         if on_question is not None:
             on_question()
     aggregated = metrics.aggregate_scores(scores)
@@ -147,7 +158,7 @@ def evaluate_method(
     aggregated["peak_rss_mb"] = round(peak_rss_mb(), 1)
     if method.llm:
         aggregated["llm"] = llm_summary(llm_events, [s.latency_ms / 1000 for s in scores])
-    return MethodRun(metrics=aggregated, records=records)
+    return MethodRun(metrics=aggregated, records=records, pages=tuple(rendered))
 
 
 def score_output(
@@ -320,6 +331,7 @@ def run_eval(
     progress: bool = True,
     pipeline: Pipeline | None = None,
     llm: bool = False,
+    html: str | Path | None = None,
 ) -> EvalResult:
     """Evaluate ``methods`` on the questions of a QA JSONL file or about a corpus folder.
 
@@ -353,6 +365,9 @@ def run_eval(
         pipeline: The sealgraph entry points (default: the real graph and pipeline).
         llm: Run every graph method given in LLM mode (``seal`` as ``seal+llm``): the
             LLM reasoner built from the config's ``llm.*``, as ``sealgraph ask --llm``.
+        html: Write the page of the evaluation here: the methods' table and, per
+            question, each method's run (a graph method's whole repair, a flat
+            method's evidence); see :mod:`sealgraph.eval.page`.
 
     Raises:
         SealgraphError: Any bad input, before anything is written.
@@ -363,7 +378,7 @@ def run_eval(
     config = run_config(k=k, budget=budget, max_loops=max_loops, overrides=overrides)
     warn_unused_llm_overrides(chosen, overrides)
     sweeps = sweep_grids(config, sweep_k=sweep_k, sweep_loops=sweep_loops)
-    check_outputs(out, records_out, plot, has_sweeps=bool(sweeps))
+    check_outputs(out, records_out, plot, html, has_sweeps=bool(sweeps))
     check_selection(split, limit)
     questions_path = Path(questions)
     loaded = open_questions(
@@ -385,7 +400,7 @@ def run_eval(
     _warm_up(pipeline, index, loaded.questions, progress=progress)
 
     run = _MethodRuns(loaded.questions, index, pipeline, progress=progress)
-    main_runs = {method.name: run(method, config) for method in chosen}
+    main_runs = {method.name: run(method, config, pages=html is not None) for method in chosen}
     _warn_open_circuits(main_runs, len(loaded.questions))
     report: dict[str, Any] = {
         "format": loaded.mode,
@@ -406,7 +421,15 @@ def run_eval(
     report["config"] = config.to_dict()
 
     records = [record for result in main_runs.values() for record in result.records]
-    write_outputs(report, records, out=out, records_out=records_out, plot=plot)
+    page = None
+    if html is not None:
+        from sealgraph.eval.page import render_eval_page
+
+        sections = [section for result in main_runs.values() for section in result.pages]
+        page = render_eval_page(report, records, sections)
+    write_outputs(
+        report, records, out=out, records_out=records_out, plot=plot, html=html, page=page
+    )
     return EvalResult(report=report, records=records)
 
 
@@ -452,9 +475,9 @@ class _MethodRuns:
         self._progress = progress
         self._runs: dict[tuple[str, int, int | None], MethodRun] = {}
 
-    def __call__(self, method: Method, run_config: SealConfig) -> MethodRun:
+    def __call__(self, method: Method, run_config: SealConfig, *, pages: bool = False) -> MethodRun:
         key = (method.name, run_config.k, run_config.max_loops if method.uses_loops else None)
-        if key not in self._runs:
+        if key not in self._runs or (pages and not self._runs[key].pages):
             label = f"{method.name} k={run_config.k}"
             if method.uses_loops:
                 label += f" L={run_config.max_loops}"
@@ -466,6 +489,7 @@ class _MethodRuns:
                     run_config,
                     self._pipeline,
                     on_question=bar.advance,
+                    pages=pages,
                 )
         return self._runs[key]
 

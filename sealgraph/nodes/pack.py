@@ -51,6 +51,12 @@ def pack(state: SealState, runtime: Runtime[RunContext]) -> PackUpdate:
             "strategy": cfg.pack.strategy,
             "need_support": outcome.value,
             "decisions": trace,
+            # Where each cited span lies in its document, by citation number: the
+            # state's packed spans carry only their text (pages link citations here).
+            "spans": [
+                {"n": s.n, "span_id": s.span_id, "doc_id": s.doc_id, "start": s.start, "end": s.end}
+                for s in result.spans
+            ],
         },
         tokens=result.tokens,
     )
