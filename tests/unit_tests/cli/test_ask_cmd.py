@@ -316,7 +316,12 @@ def test_fallback_warning_is_one_line_naming_each_step_and_its_last_reason():
 def test_ask_json_declines_below_the_answerability_threshold(tiny_index, db, capsys):
     # "Zorblat" is in no document: the best passages hold too little of the question.
     question = "Who designed the Zorblat Lumen Lamp?"
-    args = ["ask", question, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"]
+    base = ["ask", question, "--index", str(tiny_index.path), "--k", "2", "--db", db, "--json"]
+    assert main(base) == 0
+    unseen = json.loads(capsys.readouterr().out)
+    assert unseen["declined"] is True  # it names what no document holds
+    assert unseen["missing"] == "the documents never mention 'Zorblat'"
+    args = [*base, "--set", "decline_unseen_names=false"]
     assert main(args) == 0
     answered = json.loads(capsys.readouterr().out)
     assert answered["declined"] is False  # the default threshold (0) never declines
