@@ -380,6 +380,44 @@ def _plan_build(
     existing = inspect_target(index_dir)
     if existing is not None and not replace:
         _check_format(index_dir, existing)
+    return plan_documents(
+        inputs,
+        existing,
+        where=index_dir,
+        embedder=embedder,
+        max_chunk_tokens=max_chunk_tokens,
+        encoding=encoding,
+        force=force,
+        warn=warn,
+        lexicon=lexicon,
+        prune=prune,
+        follow_links=follow_links,
+        limits=limits,
+        exclude=exclude,
+    )
+
+
+def plan_documents(
+    inputs: Any,
+    existing: dict[str, Any] | None,
+    *,
+    where: Path | object,
+    embedder: str | Embedder | None,
+    max_chunk_tokens: int | None,
+    encoding: str | None,
+    force: bool,
+    warn: WarnFn,
+    lexicon: str | Lexicon | None,
+    prune: bool,
+    follow_links: bool,
+    limits: LoaderLimits | None,
+    exclude: Sequence[str] = (),
+) -> _BuildPlan:
+    """Settle a build's settings against the ``existing`` manifest and read its documents.
+
+    ``where`` names the index in messages (a folder or a Qdrant address). Nothing
+    is written.
+    """
     if existing is not None and not force:
         # Adding a note must not silently re-chunk or re-embed the whole index with
         # other settings: unless given, they are the index's own.
@@ -395,7 +433,7 @@ def _plan_build(
     lex = _lexicon_of_build(lexicon, existing, force=force)
     spec = lexicon_spec(lex)
     resolved = _resolve_embedder(embedder, warn)
-    _check_embedder(index_dir, existing, resolved, force=force)
+    _check_embedder(where, existing, resolved, force=force)
     check_embedder_ready(resolved)
     encoding = encoding or DEFAULT_ENCODING
     encoding_name = encoding_for_model(encoding)
@@ -610,7 +648,11 @@ def _settings_of(
 
 
 def _check_embedder(
-    index_dir: Path, existing: dict[str, Any] | None, resolved: Embedder | None, *, force: bool
+    index_dir: Path | object,
+    existing: dict[str, Any] | None,
+    resolved: Embedder | None,
+    *,
+    force: bool,
 ) -> None:
     if existing is None or force:
         return
