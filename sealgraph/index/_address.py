@@ -31,8 +31,10 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_PORT",
     "QdrantAddress",
+    "index_location",
     "is_index_address",
     "parse_index_address",
+    "user_index_path",
 ]
 
 API_KEY_ENV = "SEALGRAPH_QDRANT_API_KEY"
@@ -82,6 +84,23 @@ class QdrantAddress:
 def is_index_address(value: object) -> bool:
     """Tell whether ``value`` is a string (or address) naming an index by URL, not a folder."""
     return isinstance(value, QdrantAddress) or (isinstance(value, str) and "://" in value)
+
+
+def user_index_path(value: str, *, resolve: bool = False) -> str:
+    """Return an index path a user gave as it is recorded: ``~`` expanded (and resolved).
+
+    An address is kept as given (``Path`` would fold its ``//``).
+    """
+    if is_index_address(value):
+        return str(parse_index_address(value))
+    path = Path(value).expanduser()
+    return str(path.resolve() if resolve else path)
+
+
+def index_location(index: object) -> str:
+    """Where a loaded index lives, for messages: its address, else its directory."""
+    location = getattr(index, "location", None)
+    return str(location) if location else str(getattr(index, "path", "?"))
 
 
 def parse_index_address(value: str | os.PathLike[str] | QdrantAddress) -> Path | QdrantAddress:

@@ -439,3 +439,23 @@ def verify_qdrant_index(address: QdrantAddress) -> int:
             f"{counts.get('documents')}; rebuild it with --replace"
         )
     return found["chunk"] + found["document"] + 1
+
+
+def recorded_manifest(address: str | QdrantAddress) -> dict[str, Any] | None:
+    """Return the committed manifest of the index at ``address``; None when there is none.
+
+    For the command line's choice of embedder before a build: anything wrong (no
+    server, a foreign collection) is left for the build itself to report.
+    """
+    from sealgraph.errors import SealgraphError
+    from sealgraph.index._address import parse_index_address
+
+    try:
+        target = parse_index_address(address)
+        if not isinstance(target, QdrantAddress):
+            return None
+        head = Collection(connect(target), target).head()
+    except (SealgraphError, OSError, ValueError, RuntimeError):  # the build reports it
+        return None
+    manifest = (head or {}).get("manifest")
+    return manifest if isinstance(manifest, dict) else None

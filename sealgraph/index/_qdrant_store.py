@@ -19,7 +19,8 @@ and the one that removed it (``died``; :data:`ALIVE` while it is current). Reade
 read generation G, the manifest point's, through :func:`live_filter`:
 ``born <= G < died``. A write adds its points with ``born = G + 1``, marks what it
 replaces with ``died = G + 1``, and commits by rewriting the manifest point (one
-point: atomic); only then are the dead points deleted. A reader therefore never
+point: atomic). The points that died are deleted by the write after, so a
+reader opened at G still reads all of G until then. A reader therefore never
 sees a half-written state, and an add or a removal touches only the documents it
 changes.
 """
@@ -180,11 +181,19 @@ class Collection:
                 marker in its metadata, or no manifest point); nothing is changed.
 
         """
-        if not self.exists():
-            return None
-        info = self.client.get_collection(self.name)
+        from qdrant_client.http.exceptions import ApiException
+
+        try:
+            if not self.exists():
+                return None
+            info = self.client.get_collection(self.name)
+            found = self.client.retrieve(self.name, [MANIFEST_ID], with_payload=True)
+        except ApiException as exc:  # unreachable, refused key, timeout: said in one line
+            raise InputError(
+                f"cannot read the Qdrant collection {self.address}: {type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no answer'}"
+            ) from None
         metadata = getattr(info.config, "metadata", None) or {}
-        found = self.client.retrieve(self.name, [MANIFEST_ID], with_payload=True)
         payload = found[0].payload if found else None
         if metadata.get("format") != FORMAT or not payload or payload.get("format") != FORMAT:
             raise InputError(
@@ -203,10 +212,12 @@ class Collection:
         """Create the collection (dense vectors of ``dim`` if any) with an empty head."""
         from qdrant_client import models
 
-        vectors = {DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)}
+        vectors = (
+            {DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)} if dim else {}
+        )
         self.client.create_collection(
             self.name,
-            vectors_config=vectors if dim else {},
+            vectors_config=vectors,
             sparse_vectors_config={
                 LEXICAL: models.SparseVectorParams(modifier=models.Modifier.IDF)
             },

@@ -10,7 +10,9 @@ A write (see :mod:`sealgraph.index._qdrant_store` for the generations):
    are reused from the collection);
 3. adds their points as generation G + 1 and marks the points of the documents
    they replace, or that are removed, as dead from G + 1;
-4. commits by rewriting the manifest point, then deletes the dead points.
+4. commits by rewriting the manifest point, then deletes the points that died
+   before the previous generation (so a reader opened before this write keeps
+   its generation whole until the next write commits).
 
 Only the documents given or removed are touched, except when the corpus's mean
 chunk length has drifted more than :data:`~sealgraph.index._qdrant_points.AVGDL_TOLERANCE`
@@ -48,17 +50,16 @@ from sealgraph.index._lexical import BM25_PARAMS, tokenizer
 from sealgraph.index._parallel import build_workers, process_documents
 from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._qdrant_points import (
+    SEQ_STRIDE,
     chunk_from_payload,
     chunk_point,
     chunk_tokens,
     document_point,
     needs_reweighting,
-    sparse_vector,
 )
 from sealgraph.index._qdrant_store import (
     ALIVE,
     DENSE,
-    LEXICAL,
     Collection,
     connect,
     live_filter,
@@ -127,11 +128,13 @@ class _Writer:
         head = self._own_head()
         head.update(generation=self.generation, manifest=manifest, writing=None)
         self.collection.put_head(head)
-        # What the new generation no longer holds, and what an abandoned write left.
+        # The points the previous generation no longer held (a reader opened before
+        # this write keeps its generation whole until the next write), and what an
+        # abandoned write left.
         self.collection.delete(
             models.Filter(
                 should=[
-                    models.FieldCondition(key="died", range=models.Range(lte=self.generation)),
+                    models.FieldCondition(key="died", range=models.Range(lte=self.base)),
                     models.FieldCondition(key="born", range=models.Range(gt=self.generation)),
                 ]
             )
@@ -513,37 +516,41 @@ def _lexical_state(manifest: dict[str, Any] | None, lex: Lexicon) -> dict[str, A
 def reweight_chunks(
     writer: _Writer, base: int, lex: Lexicon, lexical: dict[str, Any], report: ProgressFn
 ) -> None:
-    """Rewrite the sparse vectors of the chunks kept from ``base`` with the new mean length.
+    """Write the chunks kept from ``base`` again, their sparse vectors made with the new mean length.
 
     Tokens are made again from each chunk's stored text (with ``lex`` and the
-    index's field weight); nothing is embedded. In place: while it runs, a reader
-    scores some chunks with the old mean length and some with the new one.
+    index's field weight); the dense vector is copied, nothing is embedded. The
+    copies belong to the write's generation and the originals die with it, so a
+    reader sees either every old weight or every new one, and a write that fails
+    undoes this too.
     """
     from qdrant_client import models
 
     tokenize = tokenizer(lex)
-    flt = live_filter(base, match("kind", "chunk"))
-    kept = models.Filter(
-        must=[models.FieldCondition(key="died", range=models.Range(gt=writer.generation))]
-    )
-    page: list[Any] = []
-    done = 0
-    for point in writer.collection.scroll(models.Filter(must=[flt, kept])):
-        chunk = chunk_from_payload(point.payload)
-        terms = chunk_tokens(chunk, tokenize, lexical["field_weight"])
-        page.append(
-            models.PointVectors(
-                id=point.id, vector={LEXICAL: sparse_vector(terms, lexical["weighted_avgdl"])}
-            )
-        )
-        if len(page) >= 256:
-            writer.collection.client.update_vectors(writer.collection.name, page, wait=True)
-            done += len(page)
-            page = []
+    live = live_filter(base, match("kind", "chunk"))
+    kept = models.FieldCondition(key="died", range=models.Range(gt=writer.generation))
+
+    def copies() -> Iterator[Any]:
+        points = writer.collection.scroll(models.Filter(must=[live, kept]), vectors=[DENSE])
+        for done, point in enumerate(points, start=1):
+            chunk = chunk_from_payload(point.payload)
             writer.renew()
-            report("re-weighting", done, 0)
-    if page:
-        writer.collection.client.update_vectors(writer.collection.name, page, wait=True)
+            if done % 1000 == 0:
+                report("re-weighting", done, 0)
+            yield chunk_point(
+                chunk,
+                tokens=chunk_tokens(chunk, tokenize, lexical["field_weight"]),
+                avgdl=lexical["weighted_avgdl"],
+                vector=(point.vector or {}).get(DENSE),
+                content_hash=point.payload["hash"],
+                position=int(point.payload["seq"]) // SEQ_STRIDE,
+                generation=writer.generation,
+                lex=lex,
+            )
+
+    # The copies are born after ``base``: the scroll's filter never sees them.
+    writer.collection.upsert(copies())
+    writer.collection.set_died(live, writer.generation)
 
 
 def _manifest(
