@@ -26,6 +26,7 @@ from sealgraph.index._address import QdrantAddress
 from sealgraph.index._build import manifest_lexicon
 from sealgraph.index._lexical import lexical_tokens
 from sealgraph.index._qdrant_points import chunk_from_payload, query_vector
+from sealgraph.index._qdrant_stats import PayloadCounts, QdrantStatistics, current
 from sealgraph.index._qdrant_store import (
     DENSE,
     LEXICAL,
@@ -127,6 +128,7 @@ class QdrantIndex(IndexBasics):
             query_embedder if info else None, info.get("dim") if info else None, self.location
         )
         self._live_chunks = live_filter(generation, _CHUNK)
+        self._term_counts = PayloadCounts(collection, generation, "terms")
 
     # -- properties -------------------------------------------------------------
 
@@ -256,6 +258,23 @@ class QdrantIndex(IndexBasics):
             if p["chunk_id"] not in seen
         ]
         return titled + headed
+
+    # -- the offline reasoner's counts (CorpusStatisticsSource) ------------------
+
+    def statistics(self) -> QdrantStatistics | None:
+        """Return the corpus counts the collection keeps (counted by the engine); None when stale.
+
+        None when the points' count fields were written by other counting code or
+        another lexicon (``sealgraph index --index ADDRESS`` writes them again); a
+        reader then counts from the chunks.
+        """
+        if not current(self._manifest.get("statistics"), self._lexicon):
+            return None
+        return QdrantStatistics(self._collection, self._generation, self._n_chunks)
+
+    def document_frequency(self, term: str) -> int:
+        """Chunks whose indexed text holds the lexical token ``term`` (a stem), counted now."""
+        return self._term_counts.get(term)
 
     # -- search -----------------------------------------------------------------
 

@@ -74,6 +74,7 @@ def chunk_point(
     position: int,
     generation: int,
     lex: Any,
+    names: Sequence[str] = (),
 ) -> Any:
     """Return the point of a chunk written by ``generation``."""
     from qdrant_client import models
@@ -96,6 +97,9 @@ def chunk_point(
         "sentences": [list(pair) for pair in chunk.sentences],
         "hash": content_hash,
         "dl": len(tokens),
+        # The offline reasoner's counts (sealgraph.index._qdrant_stats).
+        "names": sorted(names),
+        "terms": sorted(set(tokens)),
         "seq": position * SEQ_STRIDE + chunk.order,
         "title_key": normalize_name(chunk.title, lex),
         "heading_key": normalize_name(heading, lex) if heading else "",
@@ -108,7 +112,13 @@ def chunk_point(
 
 
 def document_point(
-    doc: Document, *, position: int, file: str | None, n_chunks: int, generation: int
+    doc: Document,
+    *,
+    position: int,
+    file: str | None,
+    n_chunks: int,
+    generation: int,
+    lines: Sequence[int] = (),
 ) -> Any:
     """Return the point of a document (no vector) written by ``generation``."""
     from qdrant_client import models
@@ -122,6 +132,7 @@ def document_point(
         "file": file,
         "position": position,
         "n_chunks": n_chunks,
+        "lines": list(lines),
         "born": generation,
         "died": ALIVE,
     }

@@ -77,12 +77,16 @@ _INDEXED = {
     "chunk_id": "keyword",
     "title_key": "keyword",
     "heading_key": "keyword",
+    "names": "keyword",
+    "terms": "keyword",
+    "lines": "integer",
+    "n_chunks": "integer",
     "born": "integer",
     "died": "integer",
     "seq": "integer",
     "position": "integer",
 }
-"""Payload fields filtered or ordered on (a server needs an index to order by one)."""
+"""Payload fields filtered, counted or ordered on (a server needs an index to order by one)."""
 
 _memory_client: Any = None
 _memory_lock = threading.Lock()

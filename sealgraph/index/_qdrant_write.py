@@ -57,6 +57,7 @@ from sealgraph.index._qdrant_points import (
     document_point,
     needs_reweighting,
 )
+from sealgraph.index._qdrant_stats import statistics_entry
 from sealgraph.index._qdrant_store import (
     ALIVE,
     DENSE,
@@ -71,6 +72,8 @@ from sealgraph.index.embedders import Embedder
 from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
 from sealgraph.text.chunking import FIELD_WEIGHT, SPLITTER_VERSION, indexed_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec, use_lexicon
+from sealgraph.text.lines import document_line_hashes
+from sealgraph.text.statistics import chunk_names
 from sealgraph.types import Document
 
 __all__ = ["LEASE_S", "build_qdrant", "refresh_qdrant", "remove_qdrant"]
@@ -469,16 +472,18 @@ def _new_points(
     lexical: dict[str, Any],
 ) -> Iterator[Any]:
     """Yield the points of the given documents and their chunks, renewing the lease."""
-    by_doc: dict[str, int] = {}
+    by_doc: dict[str, list[str]] = {}
     for chunk in chunked.chunks:
-        by_doc[chunk.doc_id] = by_doc.get(chunk.doc_id, 0) + 1
+        by_doc.setdefault(chunk.doc_id, []).append(chunk.text)
     for doc in plan.given:
+        texts = by_doc.get(doc.doc_id, [])
         yield document_point(
             doc,
             position=change.positions[doc.doc_id],
             file=plan.given_files.get(doc.doc_id),
-            n_chunks=by_doc.get(doc.doc_id, 0),
+            n_chunks=len(texts),
             generation=writer.generation,
+            lines=document_line_hashes(texts),
         )
     for i, chunk in enumerate(chunked.chunks):
         writer.renew()
@@ -491,6 +496,7 @@ def _new_points(
             position=change.positions[chunk.doc_id],
             generation=writer.generation,
             lex=plan.lex,
+            names=sorted(chunk_names(chunk.text)),
         )
 
 
@@ -546,10 +552,12 @@ def reweight_chunks(
                 position=int(point.payload["seq"]) // SEQ_STRIDE,
                 generation=writer.generation,
                 lex=lex,
+                names=sorted(chunk_names(chunk.text)),
             )
 
     # The copies are born after ``base``: the scroll's filter never sees them.
-    writer.collection.upsert(copies())
+    with use_lexicon(lex):  # the names are the index's lexicon's
+        writer.collection.upsert(copies())
     writer.collection.set_died(live, writer.generation)
 
 
@@ -573,6 +581,7 @@ def _manifest(
         "chunker": {"max_tokens": plan.max_chunk_tokens, "splitter_version": SPLITTER_VERSION},
         "lexicon": lexicon_spec(plan.lex),
         "lexical": lexical,
+        "statistics": statistics_entry(plan.lex),
         "counts": counts,
         "sources": sources,
     }
@@ -668,6 +677,10 @@ def refresh_qdrant(
         lexical["total_length"] = total
         lexical["weighted_avgdl"] = total / max(1, int(manifest["counts"]["chunks"]))
         reweight_chunks(writer, stored.generation, lex, lexical, _StderrProgress())
-        manifest.update(sealgraph_version=sealgraph_version(), lexical=lexical)
+        manifest.update(
+            sealgraph_version=sealgraph_version(),
+            lexical=lexical,
+            statistics=statistics_entry(lex),
+        )
         writer.commit(manifest)
     return open_qdrant_index(address, embedder=embedder, warn=warn)

@@ -435,3 +435,47 @@ def test_the_command_line_takes_an_address(tmp_path, capsys, monkeypatch):
     code = main(["index", str(docs), "--index", "ftp://host/x"])
     assert code != 0
     assert "unknown index address" in capsys.readouterr().err
+
+
+# -- the offline reasoner's counts -----------------------------------------------------
+
+
+def test_the_corpus_counts_are_the_folder_index_counts(twins):
+    from sealgraph.index._lexical import lexical_tokens
+    from sealgraph.index.protocol import CorpusStatisticsSource
+    from sealgraph.text.statistics import chunk_names
+
+    folder, qdrant = twins
+    assert isinstance(qdrant, CorpusStatisticsSource)
+    ours, theirs = qdrant.statistics(), folder.statistics()
+    assert ours is not None and theirs is not None
+    assert ours.n_chunks == theirs.n_chunks and ours.n_documents == theirs.n_documents
+    chunks = list(folder.iter_chunks())
+    names = {key for c in chunks for key in chunk_names(c.text)} | {"nobody at all"}
+    assert {k: ours.names.get(k) for k in names} == {k: theirs.names.get(k) for k in names}
+    terms = {t for c in chunks for t in lexical_tokens(c.text)} | {"zzzz"}
+    assert {t: qdrant.document_frequency(t) for t in terms} == {
+        t: folder.document_frequency(t) for t in terms
+    }
+    assert len(ours.repeated_lines()) == len(theirs.repeated_lines())
+    lines = {line for c in chunks for line in c.text.splitlines()}
+    assert {x for x in lines if x in ours.repeated_lines()} == {
+        x for x in lines if x in theirs.repeated_lines()
+    }
+    assert ours.gazetteer() is None  # the reasoner reads titles and headings in bulk instead
+
+
+def test_the_counts_follow_adds_and_removals():
+    from sealgraph.index._lexical import lexical_tokens
+    from sealgraph.text.statistics import chunk_names
+
+    address = _address()
+    docs = [Document("a", "Alpha", "Tomas Greyhill founded Alpha."), Document("b", "B", "x y")]
+    index = build_index(docs, address, embedder="none")
+    key = sorted(chunk_names("Tomas Greyhill founded Alpha."))[0]
+    assert index.statistics().names.get(key) == 1
+    index = build_index([Document("c", "C", "Tomas Greyhill again.")], address, embedder="none")
+    assert index.statistics().names.get(key) == 2
+    index = remove_documents(address, ["a"])
+    assert index.statistics().names.get(key) == 1
+    assert index.document_frequency(lexical_tokens("Greyhill")[0]) == 1
