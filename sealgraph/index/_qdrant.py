@@ -129,6 +129,7 @@ class QdrantIndex(IndexBasics):
         )
         self._live_chunks = live_filter(generation, _CHUNK)
         self._term_counts = PayloadCounts(collection, generation, "terms")
+        self._statistics: QdrantStatistics | None = None
 
     # -- properties -------------------------------------------------------------
 
@@ -270,7 +271,9 @@ class QdrantIndex(IndexBasics):
         """
         if not current(self._manifest.get("statistics"), self._lexicon):
             return None
-        return QdrantStatistics(self._collection, self._generation, self._n_chunks)
+        if self._statistics is None:
+            self._statistics = QdrantStatistics(self._collection, self._generation, self._n_chunks)
+        return self._statistics
 
     def document_frequency(self, term: str) -> int:
         """Chunks whose indexed text holds the lexical token ``term`` (a stem), counted now."""

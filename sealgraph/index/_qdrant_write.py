@@ -255,6 +255,8 @@ def build_qdrant(
         exclude=exclude,
     )
     _check_embedder(address, existing, plan.embedder)
+    if existing is not None and not (replace or force):
+        _check_settings(address, existing, plan)
     if head is None or existing is None:  # new, or a first build that never committed
         if head is not None:
             collection.client.delete_collection(address.collection)
@@ -290,6 +292,36 @@ def _check_embedder(
             f"{new or 'none'} was requested; vectors of different embedders cannot be "
             f"mixed, and a Qdrant collection's vector size is fixed: build into another "
             f"collection"
+        )
+
+
+def _check_settings(address: QdrantAddress, existing: dict[str, Any], plan: _BuildPlan) -> None:
+    """Refuse an add whose chunks or tokens would not be made as the index's are.
+
+    A folder index re-chunks every document then; a collection would mix two kinds
+    of chunks or tokens, so the add is refused and ``--replace`` suggested.
+    """
+    chunker = existing.get("chunker") or {}
+    lexical = existing.get("lexical") or {}
+    differ = [
+        what
+        for what, old, new in (
+            ("chunk size", chunker.get("max_tokens"), plan.max_chunk_tokens),
+            ("chunker", chunker.get("splitter_version"), SPLITTER_VERSION),
+            (
+                "token encoding",
+                (existing.get("tokenizer") or {}).get("encoding"),
+                plan.encoding_name,
+            ),
+            ("lexical tokenizer", lexical.get("tokenizer_version"), plan.lex.tokenizer_version),
+        )
+        if old != new
+    ]
+    if differ:
+        raise InputError(
+            f"the index at {address} was built with another {' and '.join(differ)}; adding "
+            f"would mix two kinds of chunks: index all of its documents again with --replace "
+            f"(replace=True), or refresh its lexical part with `sealgraph index --index {address}`"
         )
 
 

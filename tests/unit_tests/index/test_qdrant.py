@@ -479,3 +479,15 @@ def test_the_counts_follow_adds_and_removals():
     index = remove_documents(address, ["a"])
     assert index.statistics().names.get(key) == 1
     assert index.document_frequency(lexical_tokens("Greyhill")[0]) == 1
+
+
+def test_an_add_with_other_chunk_settings_is_refused_unless_it_replaces():
+    address = _address()
+    doc = Document("a", "Alpha", "Quartz clocks keep time. " * 40)
+    build_index([doc], address, embedder="none")
+    other = Document("b", "Beta", "Pendulum clocks swing. " * 40)
+    with pytest.raises(InputError, match="another chunk size"):
+        build_index([other], address, embedder="none", max_chunk_tokens=64)
+    assert load_index(address).titles() == [("a", "Alpha")]  # untouched
+    index = build_index([doc, other], address, embedder="none", max_chunk_tokens=64, replace=True)
+    assert index.manifest["chunker"]["max_tokens"] == 64 and index.n_docs == 2
