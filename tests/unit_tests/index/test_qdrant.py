@@ -491,3 +491,16 @@ def test_an_add_with_other_chunk_settings_is_refused_unless_it_replaces():
     assert load_index(address).titles() == [("a", "Alpha")]  # untouched
     index = build_index([doc, other], address, embedder="none", max_chunk_tokens=64, replace=True)
     assert index.manifest["chunker"]["max_tokens"] == 64 and index.n_docs == 2
+
+
+@pytest.mark.parametrize(
+    ("address", "needle"),
+    [
+        ("qdrant://127.0.0.1:9/idx", "cannot read the Qdrant collection qdrant://127.0.0.1:9/idx"),
+        ("qdrant+memory://never-built", "the Qdrant collection does not exist"),
+    ],
+)
+def test_an_index_that_cannot_be_read_is_a_one_line_error(address, needle, tmp_path, capsys):
+    code = main(["ask", "Who?", "--index", address, "--db", str(tmp_path / "runs.sqlite")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and needle in err[0], err
