@@ -504,3 +504,15 @@ def test_an_index_that_cannot_be_read_is_a_one_line_error(address, needle, tmp_p
     code = main(["ask", "Who?", "--index", address, "--db", str(tmp_path / "runs.sqlite")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1 and needle in err[0], err
+
+
+def test_reads_page_through_the_collection(twins, monkeypatch):
+    import sealgraph.index._qdrant_store as store
+
+    folder, qdrant = twins
+    monkeypatch.setattr(store, "PAGE", 3)  # 10 chunks, 5 documents: several pages each
+    assert list(qdrant.iter_chunks()) == list(folder.iter_chunks())
+    assert qdrant.titles() == folder.titles()
+    ids = [c.chunk_id for c in folder.iter_chunks()]
+    assert [c.chunk_id for c in qdrant.get_chunks(ids)] == ids
+    assert qdrant.first_chunk_texts() == folder.first_chunk_texts()
