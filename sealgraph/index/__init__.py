@@ -2,7 +2,10 @@
 
 Public entry points: :func:`build_index`, :func:`remove_documents`, :func:`load_index`
 and the :class:`Index` they return, which implements :class:`SearchIndex` (what the graph
-needs from an index; see :mod:`sealgraph.index.protocol`).
+needs from an index; see :mod:`sealgraph.index.protocol`). Given a Qdrant address
+(``qdrant://HOST:PORT/COLLECTION``, ``qdrants://...``, ``qdrant+memory://COLLECTION``)
+instead of a directory, the same functions work on an index held by Qdrant and return a
+:class:`QdrantIndex` (``docs/scale-out.md``).
 
 An index directory holds::
 
