@@ -125,7 +125,7 @@ class _Writer:
         return head
 
     def commit(self, manifest: dict[str, Any]) -> None:
-        """Make this write's generation the one readers read, then delete the dead points."""
+        """Make this write's generation the one readers read, then delete what no reader reads."""
         from qdrant_client import models
 
         head = self._own_head()
@@ -144,12 +144,17 @@ class _Writer:
         )
 
     def abandon(self) -> None:
-        """Undo what this write did to the collection (best effort) and give the lease back."""
-        undo(self.collection, self.base)
+        """Undo what this write did to the collection (best effort) and give the lease back.
+
+        Nothing is undone when another write has taken the lease over: that write
+        undid what this one left when it took it, and what it wrote since is its own.
+        """
         head = self.collection.head() or {}
-        if (head.get("writing") or {}).get("id") == self.lease:
-            head["writing"] = None
-            self.collection.put_head(head)
+        if (head.get("writing") or {}).get("id") != self.lease:
+            return
+        undo(self.collection, self.base)
+        head["writing"] = None
+        self.collection.put_head(head)
 
 
 def undo(collection: Collection, base: int) -> None:

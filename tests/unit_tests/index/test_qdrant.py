@@ -8,6 +8,7 @@ same fake embedder, and checks that the two answer alike.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -395,8 +396,6 @@ def test_a_reader_never_sees_a_write_in_progress(tmp_path, monkeypatch):
 
 
 def test_a_live_write_lease_is_waited_for_and_a_dead_one_taken_over(tmp_path):
-    import time
-
     address = _address()
     build_index([Document("a", "Alpha", "Quartz clocks.")], address, embedder="none")
     parsed = parse_index_address(address)
@@ -516,3 +515,32 @@ def test_reads_page_through_the_collection(twins, monkeypatch):
     ids = [c.chunk_id for c in folder.iter_chunks()]
     assert [c.chunk_id for c in qdrant.get_chunks(ids)] == ids
     assert qdrant.first_chunk_texts() == folder.first_chunk_texts()
+
+
+def test_a_write_whose_lease_was_taken_over_leaves_the_new_writer_alone(monkeypatch):
+    import sealgraph.index._qdrant_write as write_module
+
+    address = _address()
+    build_index([Document("a", "Alpha", "Quartz clocks.")], address, embedder="none")
+    parsed = parse_index_address(address)
+    collection = Collection(connect(parsed), parsed)
+    renew = write_module._Writer.renew
+
+    def taken_over(self, *, force=False):
+        head = collection.head()
+        head["writing"] = {"id": "the other writer", "since": time.time()}
+        collection.put_head(head)  # as if this write had stalled past its lease
+        renew(self, force=True)
+
+    monkeypatch.setattr(write_module._Writer, "renew", taken_over)
+    with pytest.raises(SealgraphError, match="took over"):
+        build_index([Document("b", "Beta", "Pendulum.")], address, embedder="none")
+    head = collection.head()
+    assert head["writing"]["id"] == "the other writer"  # its lease is not given back by us
+    # The failed write's points stay for the other writer (or the next taker) to undo.
+    monkeypatch.undo()
+    head["writing"] = {"id": "the other writer", "since": 0}  # that one died too
+    collection.put_head(head)
+    index = build_index([Document("c", "Gamma", "Sundials.")], address, embedder="none")
+    assert sorted(index.titles()) == [("a", "Alpha"), ("c", "Gamma")]
+    assert verify_index(address) == index.n_chunks + index.n_docs + 1
