@@ -356,45 +356,17 @@ class _BuildPlan:
     scope: Scope | None
 
 
-def _plan_build(
-    inputs: Any,
-    index_dir: Path,
-    *,
-    embedder: str | Embedder | None,
-    max_chunk_tokens: int | None,
-    encoding: str | None,
-    replace: bool,
-    force: bool,
-    warn: WarnFn,
-    lexicon: str | Lexicon | None,
-    prune: bool,
-    follow_links: bool,
-    limits: LoaderLimits | None,
-    exclude: Sequence[str] = (),
-) -> _BuildPlan:
+def _plan_build(inputs: Any, index_dir: Path, *, replace: bool, **settings: Any) -> _BuildPlan:
     """Settle the settings and read the documents of a build; nothing is written yet.
 
     Everything that can fail without touching the disk fails here, before the lock
     file or any folder is created (the checks of the index are repeated under the lock).
+    ``settings`` are :func:`plan_documents`'s.
     """
     existing = inspect_target(index_dir)
     if existing is not None and not replace:
         _check_format(index_dir, existing)
-    return plan_documents(
-        inputs,
-        existing,
-        where=index_dir,
-        embedder=embedder,
-        max_chunk_tokens=max_chunk_tokens,
-        encoding=encoding,
-        force=force,
-        warn=warn,
-        lexicon=lexicon,
-        prune=prune,
-        follow_links=follow_links,
-        limits=limits,
-        exclude=exclude,
-    )
+    return plan_documents(inputs, existing, where=index_dir, **settings)
 
 
 def plan_documents(

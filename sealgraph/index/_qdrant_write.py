@@ -69,7 +69,7 @@ from sealgraph.index._qdrant_store import (
 )
 from sealgraph.index._remove import covered, documents_to_remove
 from sealgraph.index.embedders import Embedder
-from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
+from sealgraph.ingest import WarnFn, warn_stderr
 from sealgraph.text.chunking import FIELD_WEIGHT, SPLITTER_VERSION, indexed_text
 from sealgraph.text.lexicon import Lexicon, get_lexicon, lexicon_spec, use_lexicon
 from sealgraph.text.lines import document_line_hashes
@@ -220,45 +220,24 @@ def build_qdrant(
     inputs: Any,
     address: QdrantAddress,
     *,
-    embedder: str | Embedder | None,
-    max_chunk_tokens: int | None,
-    encoding: str | None,
     replace: bool,
-    force: bool,
     lock_timeout: float,
     progress: ProgressFn | None,
-    warn: WarnFn | None,
-    lexicon: str | Lexicon | None,
-    prune: bool,
-    follow_links: bool,
-    limits: LoaderLimits | None,
-    exclude: Sequence[str],
+    **settings: Any,
 ) -> Any:
     """Build the index in a Qdrant collection, or add to it; return it opened.
 
-    As :func:`sealgraph.index.build_index`, except that vectors of another embedder
-    need another collection (a collection's vector size is fixed): ``force`` with
-    another embedder is refused.
+    As :func:`sealgraph.index.build_index` (``settings`` are the rest of its
+    arguments, as :func:`~sealgraph.index._build.plan_documents` takes them),
+    except that vectors of another embedder need another collection (a
+    collection's vector size is fixed): ``force`` with another embedder is refused.
     """
-    warn = warn or warn_stderr
+    warn = settings["warn"] = settings.get("warn") or warn_stderr
+    force, prune = bool(settings.get("force")), bool(settings.get("prune"))
     collection = Collection(connect(address), address)
     head = collection.head()  # refuses a collection sealgraph did not make
     existing = head.get("manifest") if head is not None else None
-    plan = plan_documents(
-        inputs,
-        existing,
-        where=address,
-        embedder=embedder,
-        max_chunk_tokens=max_chunk_tokens,
-        encoding=encoding,
-        force=force,
-        warn=warn,
-        lexicon=lexicon,
-        prune=prune,
-        follow_links=follow_links,
-        limits=limits,
-        exclude=exclude,
-    )
+    plan = plan_documents(inputs, existing, where=address, **settings)
     _check_embedder(address, existing, plan.embedder)
     if existing is not None and not (replace or force):
         _check_settings(address, existing, plan)
