@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from sealgraph.errors import ConfigError
@@ -56,7 +55,9 @@ def make_graph():
 
     index = os.environ.get(INDEX_ENV, "").strip()
     if index:
-        index_dir = Path(index).expanduser()
+        from sealgraph.index._address import user_index_path
+
+        index_dir = user_index_path(index)
     else:
         from sealgraph.examples.demo import ensure_demo_index
 

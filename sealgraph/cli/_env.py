@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 INDEX_ENV = "SEALGRAPH_INDEX"
@@ -22,8 +21,10 @@ INDEX_ENV = "SEALGRAPH_INDEX"
 
 def env_index() -> str | None:
     """Return ``$SEALGRAPH_INDEX`` with ``~`` expanded, or None when unset or blank."""
+    from sealgraph.index._address import user_index_path
+
     value = os.environ.get(INDEX_ENV, "").strip()
-    return str(Path(value).expanduser()) if value else None
+    return user_index_path(value) if value else None
 
 
 def add_index_argument(parser: argparse.ArgumentParser, what: str, *, lexicon: bool = True) -> None:
@@ -37,7 +38,10 @@ def add_index_argument(parser: argparse.ArgumentParser, what: str, *, lexicon: b
         "--index",
         metavar="DIR",
         required=env_index() is None,
-        help=f"{what} (default: ${INDEX_ENV}; required when that is not set)",
+        help=(
+            f"{what}, or a Qdrant collection: qdrant://HOST:PORT/NAME, qdrants://... (TLS), "
+            f"qdrant+memory://NAME (default: ${INDEX_ENV}; required when that is not set)"
+        ),
     )
     if lexicon:
         add_lexicon_argument(parser)

@@ -16,7 +16,6 @@ import json
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from sealgraph.cli._env import (
@@ -201,7 +200,9 @@ def run_ask(args: argparse.Namespace) -> int:
 
     question = validate_question(args.question)
     overrides = _ask_overrides(args)
-    index_dir = Path(index_arg(args))
+    from sealgraph.index._address import user_index_path
+
+    index_dir = user_index_path(index_arg(args))
     index = load_index(index_dir)
     thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
     with open_checkpointer(args.db) as checkpointer:

@@ -239,8 +239,14 @@ def _recorded_embedder(index_dir: str) -> dict[str, Any] | None:
     from pathlib import Path
 
     from sealgraph.errors import SealgraphError
+    from sealgraph.index._address import is_index_address
     from sealgraph.index._manifest import read_manifest
 
+    if is_index_address(index_dir):
+        from sealgraph.index._qdrant import recorded_manifest
+
+        info = (recorded_manifest(index_dir) or {}).get("embedder")
+        return info if isinstance(info, dict) else None
     path = Path(index_dir)
     if not (path / "manifest.json").is_file():
         return None
@@ -309,6 +315,7 @@ def _limits(pairs: list[str]) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Build the index and print a one-line summary of this build."""
     from sealgraph.index import build_index
+    from sealgraph.index._address import index_location
 
     started = time.perf_counter()
     options: dict[str, Any] = {}
@@ -355,7 +362,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         vectors = "embedder: none (lexical only)"
     print(
-        f"indexed {counts['documents']} documents, {counts['chunks']} chunks into {index.path} "
+        f"indexed {counts['documents']} documents, {counts['chunks']} chunks into "
+        f"{index_location(index)} "
         f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
     )
     return 0
@@ -365,6 +373,7 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
     """Remove documents from an existing index (``--remove PATH...``)."""
     from sealgraph.errors import InputError
     from sealgraph.index import remove_documents
+    from sealgraph.index._address import index_location
 
     if not args.paths:
         raise InputError("give the files, folders or document ids to remove (--remove PATH...)")
@@ -388,7 +397,7 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
     index = remove_documents(path, args.paths, embedder="none", **options)
     counts = index.manifest["counts"]
     print(
-        f"removed {counts['documents_removed']} documents from {index.path}: "
+        f"removed {counts['documents_removed']} documents from {index_location(index)}: "
         f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
         f"again; {time.perf_counter() - started:.1f} s"
     )
@@ -399,13 +408,15 @@ def _verify(args: argparse.Namespace, started: float) -> int:
     """Check the index's files in full (``--verify``); nothing else may be asked with it."""
     from sealgraph.errors import InputError
     from sealgraph.index import verify_index
+    from sealgraph.index._address import is_index_address
 
     if args.paths or args.remove or args.prune or args.replace or args.force:
         raise InputError("--verify checks an index and changes nothing: give only --index")
     path = index_arg(args, announce=True)
     checked = verify_index(path)
+    what = "points match its manifest" if is_index_address(path) else "files match their checksums"
     print(
-        f"sealgraph: the index at {path} is intact: {checked} files match their checksums "
+        f"sealgraph: the index at {path} is intact: {checked} {what} "
         f"({time.perf_counter() - started:.1f} s)"
     )
     return 0
@@ -417,9 +428,10 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
 
     from sealgraph.errors import InputError
     from sealgraph.index import refresh_lexical
+    from sealgraph.index._address import index_location, is_index_address
 
     path = index_arg(args, announce=True)
-    if not (Path(path) / "manifest.json").is_file():
+    if not is_index_address(path) and not (Path(path) / "manifest.json").is_file():
         raise InputError(
             f"give the files or folders to index (PATH); without PATH, --index must be an "
             f"existing index, and {path} holds none"
@@ -450,7 +462,7 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
     index = refresh_lexical(path, embedder="none", **options)
     tokenizer = index.manifest["lexical"]["tokenizer_version"]
     print(
-        f"rebuilt the lexical index of {index.path} ({index.n_docs} documents, "
+        f"rebuilt the lexical index of {index_location(index)} ({index.n_docs} documents, "
         f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
         f"{time.perf_counter() - started:.1f} s"
     )

@@ -28,6 +28,7 @@ from sealgraph.eval.dataset import EvalQuestion, load_questions
 from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, OpenedIndex, open_index
 from sealgraph.eval.methods import Method
 from sealgraph.eval.split import check_split, select_split
+from sealgraph.index._address import is_index_address
 from sealgraph.ingest import load_documents
 from sealgraph.text.tokens import encoding_for_model
 
@@ -268,6 +269,13 @@ def _open_corpus(
         corpus_size = len(documents)
     else:
         assert index_dir is not None  # _question_mode refused it
+        if is_index_address(index_dir):  # a Qdrant collection: load_index says if none
+            index = load_index(str(index_dir))
+            sources = CorpusSources.from_index(index)
+            questions = load_corpus_questions(path, sources)
+            opened = OpenedIndex(index=index, path=str(index_dir), reused=True)
+            check_index_matches(questions, opened.index, sources, path)
+            return questions, opened, index.n_docs
         index_path = Path(index_dir)
         if not (index_path.is_dir() and any(index_path.iterdir())):
             raise InputError(

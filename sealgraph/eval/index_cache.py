@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sealgraph.errors import IndexCorruptError, InputError, StaleTokenizerError
+from sealgraph.index._address import is_index_address
 from sealgraph.paths import cache_dir
 from sealgraph.text.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document
@@ -48,8 +49,8 @@ class OpenedIndex:
 
     index: SearchIndex
     """The loaded :class:`sealgraph.index.Index`."""
-    path: Path
-    """Directory of the index."""
+    path: Path | str
+    """Directory of the index, or its address (``qdrant://...``)."""
     reused: bool
     """True when an existing index was loaded, False when it was built by this call."""
 
@@ -130,7 +131,8 @@ def open_index(
 
     Args:
         documents: The deduplicated corpus.
-        index_dir: Where to load or build the index; None for the cache.
+        index_dir: Where to load or build the index (a folder or a Qdrant address);
+            None for the cache.
         embedder: Embedder spec for a build (``auto``, ``none``, ...).
         max_chunk_tokens: Chunk size for a build.
         encoding: tiktoken encoding that counts chunk tokens in a build.
@@ -153,6 +155,8 @@ def open_index(
         "encoding": encoding,
         "lexicon": lexicon,
     }
+    if index_dir is not None and is_index_address(index_dir):
+        return _open_address(documents, str(index_dir), settings)
     if index_dir is not None:
         path = Path(index_dir)
         if path.is_dir() and any(path.iterdir()):
@@ -178,12 +182,27 @@ def open_index(
     return OpenedIndex(index=index, path=path, reused=False)
 
 
-def _check_corpus_size(index: SearchIndex, documents: Sequence[Document], path: Path) -> None:
+def _open_address(
+    documents: Sequence[Document], address: str, settings: dict[str, object]
+) -> OpenedIndex:
+    """Load the index at a Qdrant address, building it there when there is none."""
+    from sealgraph.index import build_index, load_index
+
+    try:
+        index = load_index(address)
+    except IndexCorruptError:  # no collection yet (a foreign one is refused: InputError)
+        index = build_index(list(documents), address, **settings)  # type: ignore[arg-type]
+        return OpenedIndex(index=index, path=address, reused=False)
+    _check_corpus_size(index, documents, address)
+    return OpenedIndex(index=index, path=address, reused=True)
+
+
+def _check_corpus_size(index: SearchIndex, documents: Sequence[Document], path: Path | str) -> None:
     if index.n_docs != len(documents):
         raise InputError(
             f"the index in {path} holds {index.n_docs} documents but the evaluation corpus "
-            f"has {len(documents)}; give an empty or new --index directory, or omit --index "
-            "to use the content-addressed cache"
+            f"has {len(documents)}; give an empty or new --index directory (or a new "
+            "collection), or omit --index to use the content-addressed cache"
         )
 
 

@@ -2,7 +2,10 @@
 
 Public entry points: :func:`build_index`, :func:`remove_documents`, :func:`load_index`
 and the :class:`Index` they return, which implements :class:`SearchIndex` (what the graph
-needs from an index; see :mod:`sealgraph.index.protocol`).
+needs from an index; see :mod:`sealgraph.index.protocol`). Given a Qdrant address
+(``qdrant://HOST:PORT/COLLECTION``, ``qdrants://...``, ``qdrant+memory://COLLECTION``)
+instead of a directory, the same functions work on an index held by Qdrant and return a
+:class:`QdrantIndex` (``docs/scale-out.md``).
 
 An index directory holds::
 
@@ -25,12 +28,9 @@ turns through a lock file beside it, ``.NAME.lock``.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from sealgraph.errors import (
     InputError,
     StaleTokenizerError,
 )
+from sealgraph.index._address import QdrantAddress, parse_index_address
 from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexicon
 from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
@@ -54,6 +55,8 @@ from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._progress import ProgressFn
+from sealgraph.index._qdrant import QdrantIndex
+from sealgraph.index._queries import IndexBasics, QueryEmbeddings
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
 from sealgraph.index._segments import DELETED_FILE
@@ -67,7 +70,6 @@ from sealgraph.index.embedders import (
     Embedder,
     as_embedder,
     check_embedder_ready,
-    normalize_rows,
     recorded_embedder,
 )
 from sealgraph.index.protocol import SearchIndex
@@ -79,6 +81,7 @@ from sealgraph.types import Chunk, Document, Hit
 __all__ = [
     "Embedder",
     "Index",
+    "QdrantIndex",
     "SearchIndex",
     "build_index",
     "indexed_text",
@@ -93,7 +96,6 @@ PathsOrDocuments = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | I
 """What :func:`build_index` indexes: one path, several paths, or documents (sealgraph
 :class:`Document` or LangChain ``Document`` objects)."""
 
-_QUERY_CACHE_SIZE = 2048
 _warned_once: set[str] = set()
 
 
@@ -114,7 +116,7 @@ def build_index(
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
     exclude: Sequence[str] = (),
-) -> Index:
+) -> Index | QdrantIndex:
     """Build an index, or add documents to an existing one, and return it loaded.
 
     Into an existing index the given documents are ADDED: a document whose id is
@@ -147,7 +149,12 @@ def build_index(
             :func:`sealgraph.ingest.load_documents`), or :class:`Document` objects
             (LangChain ``Document`` objects too: see
             :func:`sealgraph.ingest.from_langchain.documents_from_langchain` for their ids and titles).
-        index_dir: Directory of the index; created, added to, or replaced.
+        index_dir: Directory of the index; created, added to, or replaced. Or a
+            Qdrant collection: ``qdrant://HOST:PORT/COLLECTION`` (``qdrants://``
+            for TLS; the API key in ``$SEALGRAPH_QDRANT_API_KEY``) or
+            ``qdrant+memory://COLLECTION`` (in memory, this process only); see
+            ``docs/scale-out.md``. Vectors of another embedder need another
+            collection there (``force`` with another embedder is refused).
         embedder: ``"auto"``, ``"local"``, ``"none"``, ``"openai:<model>"``, an
             :class:`Embedder`, any LangChain ``Embeddings`` (wrapped in a
             :class:`~sealgraph.index.embedders.LangChainEmbedder`; load the index
@@ -207,25 +214,34 @@ def build_index(
     """
     if embedder is not None and not isinstance(embedder, str):
         embedder = as_embedder(embedder)  # a LangChain Embeddings gets a name and a dim
+    settings: dict[str, Any] = {
+        "embedder": embedder,
+        "max_chunk_tokens": max_chunk_tokens,
+        "encoding": encoding,
+        "replace": replace,
+        "force": force,
+        "lock_timeout": lock_timeout,
+        "progress": progress,
+        "warn": warn,
+        "lexicon": lexicon,
+        "prune": prune,
+        "follow_links": follow_links,
+        "limits": limits,
+        "exclude": exclude,
+    }
+    inputs = _langchain_documents_converted(paths_or_documents)
+    target = parse_index_address(index_dir)
+    if isinstance(target, QdrantAddress):
+        from sealgraph.index._qdrant_write import build_qdrant
+
+        return build_qdrant(inputs, target, **settings)
     return build_index_dir(
-        _langchain_documents_converted(paths_or_documents),
-        Path(index_dir),
-        embedder=embedder,
-        max_chunk_tokens=max_chunk_tokens,
-        encoding=encoding,
-        replace=replace,
-        force=force,
-        lock_timeout=lock_timeout,
-        progress=progress,
-        warn=warn,
+        inputs,
+        target,
+        **settings,
         finish=lambda path, used: load_index(
             path, embedder=used if used is not None else "none", warn=warn
         ),
-        lexicon=lexicon,
-        prune=prune,
-        follow_links=follow_links,
-        limits=limits,
-        exclude=exclude,
     )
 
 
@@ -236,7 +252,7 @@ def remove_documents(
     embedder: str | Embedder | Any | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     warn: WarnFn | None = None,
-) -> Index:
+) -> Index | QdrantIndex:
     """Remove documents from an index and return it loaded.
 
     Each path is a file or folder: the documents read from that file, or from files
@@ -260,6 +276,17 @@ def remove_documents(
 
     """
     targets = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    target = parse_index_address(index_dir)
+    if isinstance(target, QdrantAddress):
+        from sealgraph.index._qdrant_write import remove_qdrant
+
+        return remove_qdrant(
+            target,
+            [os.fspath(t) for t in targets],
+            embedder=embedder,
+            lock_timeout=lock_timeout,
+            warn=warn,
+        )
     return remove_documents_dir(
         Path(index_dir),
         targets,
@@ -275,7 +302,7 @@ def refresh_lexical(
     embedder: str | Embedder | Any | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     warn: WarnFn | None = None,
-) -> Index:
+) -> Index | QdrantIndex:
     """Rebuild an index's lexical part (BM25) and return the index loaded.
 
     For an index whose tokenizer is stale (:class:`~sealgraph.errors.StaleTokenizerError`:
@@ -294,6 +321,11 @@ def refresh_lexical(
         ConfigError: The lexicon the index records cannot be found.
 
     """
+    target = parse_index_address(index_dir)
+    if isinstance(target, QdrantAddress):
+        from sealgraph.index._qdrant_write import refresh_qdrant
+
+        return refresh_qdrant(target, embedder=embedder, lock_timeout=lock_timeout, warn=warn)
     return refresh_lexical_dir(
         Path(index_dir),
         lock_timeout=lock_timeout,
@@ -337,7 +369,12 @@ def verify_index(index_dir: str | os.PathLike[str]) -> int:
             (named), or a docstore SQLite finds damaged.
 
     """
-    path = Path(index_dir)
+    target = parse_index_address(index_dir)
+    if isinstance(target, QdrantAddress):
+        from sealgraph.index._qdrant import verify_qdrant_index
+
+        return verify_qdrant_index(target)
+    path = target
     manifest = read_manifest(path)
     verify_files(path, manifest, full=True)
     try:
@@ -359,11 +396,13 @@ def load_index(
     embedder: str | Embedder | Any | None = None,
     warn: WarnFn | None = None,
     lexicon: str | Lexicon | None = None,
-) -> Index:
+) -> Index | QdrantIndex:
     """Load and verify an index.
 
     Args:
-        index_dir: The index directory.
+        index_dir: The index directory, or a Qdrant address (``qdrant://HOST:PORT/
+            COLLECTION``, ``qdrants://...``, ``qdrant+memory://COLLECTION``), which
+            gives a :class:`QdrantIndex`.
         embedder: Query embedder. None uses the one recorded in the manifest
             (loaded lazily on the first dense query); ``"none"`` disables dense
             search; an :class:`Embedder`, spec or LangChain ``Embeddings`` must
@@ -391,7 +430,12 @@ def load_index(
 
     """
     warn = warn or warn_stderr
-    path = Path(index_dir)
+    target = parse_index_address(index_dir)
+    if isinstance(target, QdrantAddress):
+        from sealgraph.index._qdrant import open_qdrant_index
+
+        return open_qdrant_index(target, embedder=embedder, warn=warn, lexicon=lexicon)
+    path = target
     restore_interrupted(path, timeout=DEFAULT_LOCK_TIMEOUT_S, warn=warn)
     manifest = read_manifest(path)
     info = manifest.get("embedder")
@@ -456,7 +500,7 @@ def load_index(
 
 
 def _query_embedder(
-    info: dict[str, Any], embedder: str | Embedder | None, path: Path, warn: WarnFn
+    info: dict[str, Any], embedder: str | Embedder | None, path: object, warn: WarnFn
 ) -> Embedder | None:
     name = info.get("name")
     if isinstance(embedder, str) and embedder.strip().lower() in {"none", "off"}:
@@ -496,7 +540,7 @@ def _query_embedder(
     return resolved
 
 
-class Index:
+class Index(IndexBasics):
     """A loaded, read-only index: chunk lookup plus lexical, dense and hybrid search.
 
     Build one with :func:`build_index` or open one with :func:`load_index`; the
@@ -523,53 +567,19 @@ class Index:
         self._lexical = lexical
         self._lexicon = lexical.lexicon
         self._dense = dense
-        self._query_embedder = query_embedder
-        # Micro-queries repeat across loops and questions: keep their vectors.
-        self._query_vectors = _LRUCache(_QUERY_CACHE_SIZE)
+        self._queries = QueryEmbeddings(
+            query_embedder if dense is not None else None,
+            dense.dim if dense is not None else None,
+            path,
+        )
         self._statistics: CorpusStatistics | None = None
 
-    # -- properties -------------------------------------------------------------
+    # -- properties (the others: IndexBasics) ------------------------------------
 
     @property
     def path(self) -> Path:
         """Directory the index was loaded from."""
         return self._path
-
-    @property
-    def manifest(self) -> dict[str, Any]:
-        """A copy of the manifest."""
-        return copy.deepcopy(self._manifest)
-
-    @property
-    def n_chunks(self) -> int:
-        """Number of chunks."""
-        return self._n_chunks
-
-    @property
-    def n_docs(self) -> int:
-        """Number of documents."""
-        return self._n_docs
-
-    @property
-    def has_dense(self) -> bool:
-        """True when dense search works: vectors are stored and queries can be embedded."""
-        return self._dense is not None and self._query_embedder is not None
-
-    @property
-    def embedder_name(self) -> str | None:
-        """Name of the embedder the stored vectors come from (None if there are none)."""
-        info = self._manifest.get("embedder")
-        return info.get("name") if info else None
-
-    @property
-    def lexicon(self) -> Lexicon:
-        """The lexicon the index was built with; runs over the index read with it."""
-        return self._lexicon
-
-    @property
-    def encoding(self) -> str:
-        """Tiktoken encoding that counted ``Chunk.n_tokens``."""
-        return self._manifest["tokenizer"]["encoding"]
 
     def statistics(self) -> CorpusStatistics | None:
         """Return the corpus counts stored at build time, read on demand; None when stale.
@@ -747,66 +757,6 @@ class Index:
             return np.zeros(0, dtype=np.float32)
         return self._lexical.scores(query)[rows]
 
-    def embed_query(self, text: str) -> np.ndarray | None:
-        """Return the unit query vector (cached, read-only), or None without dense search."""
-        if not self.has_dense:
-            return None
-        vector = self._query_vectors.get(text)
-        if vector is None:
-            vector = _read_only(self._checked(self._query_embedder.embed_query(text)))
-            self._query_vectors.put(text, vector)
-        return vector
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Embed several queries at once (one batch for the uncached ones), or None.
-
-        The vectors land in the query cache, so calling this with a loop's
-        micro-queries before searching them one by one saves a model call each.
-        """
-        if not self.has_dense:
-            return None
-        found = {
-            t: v for t in dict.fromkeys(texts) if (v := self._query_vectors.get(t)) is not None
-        }
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            for text, row in zip(
-                missing, self._checked(self._query_embedder.embed_documents(missing)), strict=True
-            ):
-                found[text] = _read_only(row)
-                self._query_vectors.put(text, found[text])
-        if not texts:
-            return np.zeros((0, self._dense.dim), dtype=np.float32)
-        return np.stack([found[t] for t in texts])
-
-    def clear_query_cache(self) -> None:
-        """Forget cached query embeddings (for cold-start latency measurements)."""
-        self._query_vectors.clear()
-
-    def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Embed arbitrary texts (one unit row each) with the query embedder, or None.
-
-        Not cached: meant for one batch of passage pieces (e.g. sentences to pack).
-        """
-        if not self.has_dense:
-            return None
-        if not texts:
-            return np.zeros((0, self._dense.dim), dtype=np.float32)
-        return self._checked(self._query_embedder.embed_documents(list(texts)))
-
-    def _checked(self, vectors: Any) -> np.ndarray:
-        # Unit rows of the stored vectors' size: an embedder that shares the manifest's
-        # name but makes vectors of another size (another configuration) is refused
-        # here, with a clear error instead of a FAISS assertion.
-        array = normalize_rows(vectors)
-        if self._dense is not None and array.shape[-1:] != (self._dense.dim,):
-            raise EmbedderMismatchError(
-                f"the embedder {self._query_embedder.name} made vectors of size "
-                f"{array.shape[-1] if array.ndim else 0}, but the index at {self._path} holds "
-                f"vectors of size {self._dense.dim}; query with the embedder it was built with"
-            )
-        return array
-
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray | None:
         """Return the stored unit vectors of the chunks (one row each), or None without vectors."""
         if self._dense is None:
@@ -824,36 +774,3 @@ class Index:
     def __repr__(self) -> str:
         dense = self.embedder_name or "none"
         return f"Index({str(self._path)!r}, docs={self.n_docs}, chunks={self.n_chunks}, {dense=!s})"
-
-
-def _read_only(vector: np.ndarray) -> np.ndarray:
-    vector = np.array(vector, dtype=np.float32, copy=True)
-    vector.setflags(write=False)
-    return vector
-
-
-class _LRUCache:
-    """A small thread-safe least-recently-used map."""
-
-    def __init__(self, maxsize: int) -> None:
-        self._maxsize = maxsize
-        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> np.ndarray | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: np.ndarray) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self._maxsize:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()

@@ -356,14 +356,27 @@ class _BuildPlan:
     scope: Scope | None
 
 
-def _plan_build(
+def _plan_build(inputs: Any, index_dir: Path, *, replace: bool, **settings: Any) -> _BuildPlan:
+    """Settle the settings and read the documents of a build; nothing is written yet.
+
+    Everything that can fail without touching the disk fails here, before the lock
+    file or any folder is created (the checks of the index are repeated under the lock).
+    ``settings`` are :func:`plan_documents`'s.
+    """
+    existing = inspect_target(index_dir)
+    if existing is not None and not replace:
+        _check_format(index_dir, existing)
+    return plan_documents(inputs, existing, where=index_dir, **settings)
+
+
+def plan_documents(
     inputs: Any,
-    index_dir: Path,
+    existing: dict[str, Any] | None,
     *,
+    where: Path | object,
     embedder: str | Embedder | None,
     max_chunk_tokens: int | None,
     encoding: str | None,
-    replace: bool,
     force: bool,
     warn: WarnFn,
     lexicon: str | Lexicon | None,
@@ -372,14 +385,11 @@ def _plan_build(
     limits: LoaderLimits | None,
     exclude: Sequence[str] = (),
 ) -> _BuildPlan:
-    """Settle the settings and read the documents of a build; nothing is written yet.
+    """Settle a build's settings against the ``existing`` manifest and read its documents.
 
-    Everything that can fail without touching the disk fails here, before the lock
-    file or any folder is created (the checks of the index are repeated under the lock).
+    ``where`` names the index in messages (a folder or a Qdrant address). Nothing
+    is written.
     """
-    existing = inspect_target(index_dir)
-    if existing is not None and not replace:
-        _check_format(index_dir, existing)
     if existing is not None and not force:
         # Adding a note must not silently re-chunk or re-embed the whole index with
         # other settings: unless given, they are the index's own.
@@ -395,7 +405,7 @@ def _plan_build(
     lex = _lexicon_of_build(lexicon, existing, force=force)
     spec = lexicon_spec(lex)
     resolved = _resolve_embedder(embedder, warn)
-    _check_embedder(index_dir, existing, resolved, force=force)
+    _check_embedder(where, existing, resolved, force=force)
     check_embedder_ready(resolved)
     encoding = encoding or DEFAULT_ENCODING
     encoding_name = encoding_for_model(encoding)
@@ -610,7 +620,11 @@ def _settings_of(
 
 
 def _check_embedder(
-    index_dir: Path, existing: dict[str, Any] | None, resolved: Embedder | None, *, force: bool
+    index_dir: Path | object,
+    existing: dict[str, Any] | None,
+    resolved: Embedder | None,
+    *,
+    force: bool,
 ) -> None:
     if existing is None or force:
         return

@@ -187,21 +187,8 @@ class _Removal:
 
 def _plan_removal(index_dir: Path, given: list[str], stored: _Stored) -> _Removal:
     """Match the targets to documents; refuse a target matching none, or removing them all."""
-    matched = _documents_of_targets(given, stored.documents, stored.files)
-    unmatched = [target for target in given if not matched[target]]
-    if unmatched:
-        raise InputError(
-            f"no document of the index at {index_dir} came from {', '.join(unmatched)} "
-            f"(no file there or inside it was indexed, and no document has that id); "
-            f"nothing was removed"
-        )
-    removed = set().union(*matched.values())
+    removed = documents_to_remove(index_dir, given, stored.documents, stored.files)
     remaining = [doc for doc in stored.documents if doc.doc_id not in removed]
-    if not remaining:
-        raise InputError(
-            f"removing {', '.join(given)} would leave the index at {index_dir} empty; "
-            f"delete the index folder instead, or rebuild it with --replace"
-        )
     rows = [row for row, chunk in enumerate(stored.chunks) if chunk.doc_id not in removed]
     kept = [stored.chunks[row] for row in rows]
     files = stored.files
@@ -253,6 +240,41 @@ def _manifest_after_removal(
         },
         **file_digests(tmp),
     }
+
+
+def documents_to_remove(
+    where: Path | object,
+    targets: Sequence[str],
+    documents: Sequence[Document],
+    files: Mapping[str, str],
+) -> set[str]:
+    """Return the ids of the documents the targets name; refuse a target naming none.
+
+    Raises:
+        InputError: A target matches no document (the message names it), or every
+            document would go.
+
+    """
+    matched = _documents_of_targets(targets, documents, files)
+    unmatched = [target for target in targets if not matched[target]]
+    if unmatched:
+        raise InputError(
+            f"no document of the index at {where} came from {', '.join(unmatched)} "
+            f"(no file there or inside it was indexed, and no document has that id); "
+            f"nothing was removed"
+        )
+    removed: set[str] = set().union(*matched.values())
+    if all(doc.doc_id in removed for doc in documents):
+        raise InputError(
+            f"removing {', '.join(targets)} would leave the index at {where} empty; "
+            f"delete the index instead, or rebuild it with --replace"
+        )
+    return removed
+
+
+def covered(file: str, targets: Sequence[str]) -> bool:
+    """Whether ``file`` is one of ``targets`` (files or folders) or inside one of them."""
+    return _covered(file, targets)
 
 
 def _target_paths(target: str) -> set[str]:

@@ -28,6 +28,7 @@ from sealgraph.text.statistics import STATISTICS_VERSION, CorpusCounts, statisti
 from sealgraph.types import Chunk
 
 __all__ = [
+    "CachedCounts",
     "CorpusStatistics",
     "DocumentFrequencies",
     "counts_after",
@@ -220,28 +221,20 @@ def _stored_chunks(docstore: Path, wanted: Counter[str]) -> list[str]:
     return out
 
 
-class DocumentFrequencies:
-    """One table of counts, read by key from the docstore (a bounded cache in front).
+class CachedCounts:
+    """Counts read one key at a time by :meth:`_count`, with a bounded cache in front.
 
     Behaves as a read-only mapping for :meth:`get` and ``in``; it is not iterated
     (the table may hold millions of keys).
     """
 
-    def __init__(self, docstore: Path, table: str, cache_size: int = 200_000) -> None:
-        if table not in TABLES.values():
-            raise ValueError(f"unknown statistics table {table!r}")
-        self._docstore = docstore
-        self._table = table
+    def __init__(self, cache_size: int = 200_000) -> None:
         self._cache: OrderedDict[str, int] = OrderedDict()
         self._cache_size = cache_size
-        self._local = threading.local()
         self._lock = threading.Lock()
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = connect_readonly(self._docstore)
-        return conn
+    def _count(self, key: str) -> int:
+        raise NotImplementedError
 
     def get(self, key: str, default: int = 0) -> int:
         """Chunks counted for ``key``; ``default`` when none."""
@@ -250,12 +243,7 @@ class DocumentFrequencies:
             if hit is not None:
                 self._cache.move_to_end(key)
         if hit is None:
-            row = (
-                self._conn()
-                .execute(f'SELECT n FROM {self._table} WHERE "key" = ?', (key,))
-                .fetchone()
-            )
-            hit = int(row[0]) if row else 0
+            hit = self._count(key)
             with self._lock:
                 self._cache[key] = hit
                 if len(self._cache) > self._cache_size:
@@ -270,6 +258,30 @@ class DocumentFrequencies:
         if not value:
             raise KeyError(key)
         return value
+
+
+class DocumentFrequencies(CachedCounts):
+    """One table of counts, read by key from the docstore (a bounded cache in front)."""
+
+    def __init__(self, docstore: Path, table: str, cache_size: int = 200_000) -> None:
+        if table not in TABLES.values():
+            raise ValueError(f"unknown statistics table {table!r}")
+        super().__init__(cache_size)
+        self._docstore = docstore
+        self._table = table
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = connect_readonly(self._docstore)
+        return conn
+
+    def _count(self, key: str) -> int:
+        row = (
+            self._conn().execute(f'SELECT n FROM {self._table} WHERE "key" = ?', (key,)).fetchone()
+        )
+        return int(row[0]) if row else 0
 
 
 class CorpusStatistics:

@@ -13,8 +13,8 @@ names of each document, made at build time and kept current by adds and removals
 offers them, and the offline reasoner
 and the packer read them instead of reading the whole corpus at the first question;
 its bulk reads (``document_headings``, ``first_chunk_texts``) spare the reasoner's
-gazetteer one lookup per chunk. Another engine implementing :class:`SearchIndex`
-(the Qdrant issue) should offer them too at scale. Who reads what:
+gazetteer one lookup per chunk. :class:`sealgraph.index.QdrantIndex` (an index held
+by Qdrant, ``docs/scale-out.md``) implements both. Who reads what:
 
 * the graph's search step: ``search_lexical``, ``search_dense``, ``search_hybrid``,
   ``embed_query`` / ``embed_queries``, ``n_chunks``, ``has_dense``;
@@ -57,7 +57,7 @@ class SearchIndex(Protocol):
 
     @property
     def path(self) -> Path:
-        """Directory the index was loaded from."""
+        """Directory the index was loaded from (an index held by an engine: its address)."""
 
     @property
     def manifest(self) -> dict[str, Any]:

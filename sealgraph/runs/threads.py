@@ -28,7 +28,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, NoReturn
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -164,7 +163,9 @@ def run_config(
         configurable["checkpoint_id"] = checkpoint_id
     metadata: dict[str, Any] = {LLM_KEY: bool(llm)}
     if index is not None:
-        metadata[INDEX_KEY] = str(Path(index).resolve())
+        from sealgraph.index._address import user_index_path
+
+        metadata[INDEX_KEY] = user_index_path(os.fspath(index), resolve=True)
     if overrides is not None:
         metadata[OVERRIDES_KEY] = json.dumps(dict(overrides), sort_keys=True)
     config: dict[str, Any] = {"configurable": configurable, "metadata": metadata}

@@ -1,6 +1,7 @@
 """``sealgraph eval --corpus``: questions about a folder of documents (embedder "none")."""
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -490,3 +491,25 @@ def test_spans_on_a_word_file_are_refused_with_the_reason(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert code != 0 and "zipped XML" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_eval_over_a_qdrant_index_scores_as_over_the_folder_index(data):
+    pytest.importorskip("qdrant_client")
+    tmp, corpus, questions = data
+    folder_out, qdrant_out = tmp / "folder.json", tmp / "qdrant.json"
+    methods = ("--methods", "flat-bm25,seal")
+    assert (
+        run_eval(questions, folder_out, "--corpus", corpus, "--index", tmp / "idx", *methods) == 0
+    )
+    address = f"qdrant+memory://eval-{uuid.uuid4().hex[:12]}"
+    assert run_eval(questions, qdrant_out, "--corpus", corpus, "--index", address, *methods) == 0
+    # Built by the run above, loaded by this one (one process: local mode is in memory).
+    assert (
+        run_eval(questions, tmp / "again.json", "--corpus", corpus, "--index", address, *methods)
+        == 0
+    )
+    folder, qdrant = (json.loads(p.read_text()) for p in (folder_out, qdrant_out))
+    assert qdrant["index"]["path"] == address
+    assert deterministic_part(qdrant) == deterministic_part(folder)
+    again = json.loads((tmp / "again.json").read_text())
+    assert deterministic_part(again) == deterministic_part(folder)
