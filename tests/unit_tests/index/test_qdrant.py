@@ -544,3 +544,12 @@ def test_a_write_whose_lease_was_taken_over_leaves_the_new_writer_alone(monkeypa
     index = build_index([Document("c", "Gamma", "Sundials.")], address, embedder="none")
     assert sorted(index.titles()) == [("a", "Alpha"), ("c", "Gamma")]
     assert verify_index(address) == index.n_chunks + index.n_docs + 1
+
+
+def test_trace_names_the_embedder_of_a_run_over_a_qdrant_index(twins):
+    from sealgraph.cli.trace_cmd import _index_embedder
+
+    _, qdrant = twins
+    folder_name = _index_embedder(str(twins[0].path))
+    assert _index_embedder(qdrant.location) == folder_name != "unknown (index not readable)"
+    assert _index_embedder(_address()) == "unknown (index not readable)"  # never built
