@@ -102,7 +102,7 @@ def answer_type_of(question: str) -> str:
     if lex.trailing_choice_re.match(q):
         # Checked before the wh-word types: "Who is older, X or Y?" names its answer options.
         return "choice"
-    if lex.date_answer_re.search(q):
+    if any(_asks(q, m) for m in lex.date_answer_re.finditer(q)):
         return "date"
     if lex.number_answer_re.search(q):
         return "number"
@@ -113,6 +113,22 @@ def answer_type_of(question: str) -> str:
     if lex.choice_or_re.search(q) and lex.choice_opening_re.search(q):
         return "choice"
     return "other"
+
+
+def _asks(question: str, match: re.Match[str]) -> bool:
+    """Whether a date phrase asks: "when" only where it is the asking word.
+
+    "When did …", "Until when …", "… ended when?" and a "when" opening a sentence or
+    clause ask for a date; "… cached when using CORS" is a subordinate clause.
+    """
+    if match.group(1) != "when":
+        return True
+    lex = active()
+    before = question[: match.start()].rstrip()
+    if not before or before[-1] in ".?!;:" or question[match.end() :].strip() in ("", "?"):
+        return True
+    lead = before.split()[-1]
+    return lead in lex.nesting_prepositions or lead in lex.asking_word_leads
 
 
 def _options_around_or(question: str, entities: tuple[NeedEntity, ...]) -> tuple[str, ...]:

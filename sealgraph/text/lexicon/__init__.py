@@ -426,6 +426,10 @@ class Lexicon:
     """Words just before a name that mark it as a past holder ("its *first* lead, X")."""
     departure_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Verbs just after a name that end its tenure ("X *left* in 2019")."""
+    asking_word_leads: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
+    """Words that may stand before the word that asks ("*since* when", "*and* when"), besides
+    :attr:`nesting_prepositions`: after any other word, "when" opens a subordinate clause
+    ("… cached *when* using CORS") and asks for no date."""
     past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Question words that ask about the past ("did", "was", "first"): without one, a
     question asks who holds a role now, and a past holder is not the answer."""

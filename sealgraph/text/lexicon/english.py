@@ -414,6 +414,7 @@ ENGLISH = Lexicon(
     qualifier_query_words=MappingProxyType(
         {"date": "date year", "number": "number", "place": "place location"}
     ),
+    asking_word_leads=_w("and but so until till since"),
     former_words=_w("first former previous original founding earlier late ex then"),
     departure_words=_w(
         "left leaves retired retires resigned resigns departed departs quit quits died dies "

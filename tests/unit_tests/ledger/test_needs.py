@@ -50,6 +50,13 @@ def needs(question: str) -> QuestionNeeds:
         ("Is Ledgerline owned by PPT or by the Search Experience Team?", "choice"),
         ("What does the acronym PPT stand for?", "other"),
         ("Which team owns Ledgerline?", "other"),
+        # "when" asks a date only as the asking word; elsewhere it opens a clause.
+        ("Until when did the Toronto Office stay open?", "date"),
+        ("The civil war ended when?", "date"),
+        ("The office moved in 2019. When did Dana join?", "date"),
+        ("Where did the founder live when he died?", "place"),
+        ("What status code is sent back when a Host header does not validate?", "other"),
+        ("For how many seconds is a response cached when using CORS?", "number"),
     ],
 )
 def test_answer_type(question, expected):
