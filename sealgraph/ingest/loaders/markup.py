@@ -260,6 +260,11 @@ _MARKDOWN_HTML_RE = re.compile(
     r"(?:\s(?:\"[^\"]*+\"|'[^']*+'|[^\s\"'<>/=]++|=|\s++|/(?!>))*+)?/?>)"
     r"|(?P<ref>&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
 )
+# An abbreviation's or a definition's title is text a reader sees ("MDN" explained as
+# "Mozilla Developer Network"): it is kept, in brackets after the text it explains.
+_TITLED_ELEMENTS = frozenset({"abbr", "acronym", "dfn"})
+_TAG_NAME_RE = re.compile(r"<(/?)([A-Za-z]+)")
+_TITLE_RE = re.compile(r"\stitle\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
 _FENCE_TOGGLE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 
 
@@ -269,7 +274,8 @@ def markdown_without_html(text: str) -> str:
     A page's ``<!-- … -->`` notes, ``<abbr>``/``<span>``/``<img>`` tags and
     ``&mdash;`` references are markup, not text: indexed, they are words no one
     searches for, and they show in the passages an answer quotes. The text between
-    tags is kept; code fences and inline code are left exactly as written; a line
+    tags is kept, and an ``<abbr>``'s or ``<dfn>``'s title follows its text in
+    brackets ("MDN (Mozilla Developer Network)": a reader sees it too); code fences and inline code are left exactly as written; a line
     that held only markup is dropped. A page without any is returned unchanged, so
     its offsets are the file's (an evaluation aligns the others with their file).
     """
@@ -304,7 +310,8 @@ def _markdown_prose(text: str) -> str:
     if not text:
         return text
     text = _HTML_COMMENT_RE.sub(_REMOVED, text.replace(_REMOVED, ""))
-    text = _MARKDOWN_HTML_RE.sub(_markdown_html_replacement, text)
+    titles: list[str] = []  # the open <abbr>/<dfn> tags' titles, innermost last
+    text = _MARKDOWN_HTML_RE.sub(lambda m: _markdown_html_replacement(m, titles), text)
     if _REMOVED not in text:
         return text
     kept = []
@@ -317,11 +324,22 @@ def _markdown_prose(text: str) -> str:
     return "".join(kept)
 
 
-def _markdown_html_replacement(match: re.Match[str]) -> str:
+def _markdown_html_replacement(match: re.Match[str], titles: list[str]) -> str:
     if match.group("code"):
         return match.group("code")
     if match.group("ref"):
         return html.unescape(match.group("ref")).replace(_REMOVED, "") or _REMOVED
+    tag = match.group("tag")
+    name = _TAG_NAME_RE.match(tag)
+    if name is None or name.group(2).lower() not in _TITLED_ELEMENTS:
+        return _REMOVED
+    if name.group(1):  # the closing tag: the title follows the text it explains
+        title = titles.pop() if titles else ""
+        return f" ({title})" if title else _REMOVED
+    found = _TITLE_RE.search(tag)
+    titles.append(
+        " ".join(html.unescape(found.group(1) or found.group(2) or "").split()) if found else ""
+    )
     return _REMOVED
 
 

@@ -290,7 +290,7 @@ Done &amp; <span id="end"></span>dusted.
 def test_markdown_loses_html_comments_tags_and_entities_outside_code():
     assert markdown_without_html(PAGE_WITH_HTML) == (
         "# Path parameters { #path-parameters }\n\n"
-        "You can declare an API — fast.\n\n"
+        "You can declare an API (Application Programming Interface) — fast.\n\n"
         "A `List<int>` in code, `<b>x</b>` too, and List<int> in prose stay.\n\n"
         "```html\n<b>kept</b> &amp; <!-- kept -->\n```\n\n"
         "Done & dusted.\n"
@@ -306,4 +306,17 @@ def test_the_markdown_loader_indexes_the_page_without_its_html(tmp_path):
     (tmp_path / "params.md").write_text("---\ntitle: Params\n---\n" + PAGE_WITH_HTML)
     doc = load_documents(tmp_path / "params.md")[0]
     assert "<abbr" not in doc.text and "&mdash;" not in doc.text and "maintainers" not in doc.text
-    assert "declare an API — fast" in doc.text and "<b>kept</b> &amp;" in doc.text
+    assert "declare an API (Application Programming Interface) — fast" in doc.text
+    assert "<b>kept</b> &amp;" in doc.text
+
+
+def test_an_abbreviation_or_definition_keeps_its_title_after_its_text():
+    page = (
+        'The <dfn title="specification">spec</dfn> asks for it; see the '
+        '<abbr title="Mozilla &amp; co">MDN</abbr> docs, <abbr>API</abbr> and '
+        '<abbr title="outer">a <dfn title="inner">b</dfn> c</abbr>.\n'
+    )
+    assert markdown_without_html(page) == (
+        "The spec (specification) asks for it; see the MDN (Mozilla & co) docs, API and "
+        "a b (inner) c (outer).\n"
+    )
