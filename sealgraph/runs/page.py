@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
+from sealgraph.text.readable import readable
 
 __all__ = [
     "PAGE_CSP",
@@ -75,6 +76,12 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _shown_title(value: Any) -> str:
+    # A title as a person reads it ("Request Files", not "Request Files { #request-files }"),
+    # escaped like every other text.
+    return _e(readable(str(value)))
+
+
 def page_anchor(prefix: str, kind: str, key: str) -> str:
     """Return a page id for ``key`` (a chunk id, a path, a question id): ``prefix+kind-slug-hash``.
 
@@ -109,7 +116,7 @@ class _Run:
         title = self.titles.get(chunk_id)
         label = f'<span class="cid">{_e(chunk_id)}</span>'
         if title:
-            label = f'<span class="ctitle">{_e(title)}</span> {label}'
+            label = f'<span class="ctitle">{_shown_title(title)}</span> {label}'
         if chunk_id in self.final_ids:
             return f'<a href="#{page_anchor(self.prefix, "chunk", chunk_id)}">{label}</a>'
         return label
@@ -833,7 +840,7 @@ def _citations_part(run: _Run) -> str:
         chunks = ", ".join(run.chunk_link(str(cid)) for cid in c.get("chunk_ids") or [])
         items.append(
             f'<li class="citation" id="{run.prefix}cite-{n}" value="{n}">'
-            f"<b>{_e(c.get('title', ''))}</b> · {_where(where.get(n, c))} · {chunks}"
+            f"<b>{_shown_title(c.get('title', ''))}</b> · {_where(where.get(n, c))} · {chunks}"
             f'<pre class="text">{_e(c.get("text", ""))}</pre></li>'
         )
     return f'<h2>Citations</h2>\n<ol class="citations">{"".join(items)}</ol>'
@@ -853,7 +860,7 @@ def _evidence_part(run: _Run) -> str:
             section += f" · characters [{item['start']}:{item['end']}]"
         parts.append(
             f'<section class="chunk" id="{page_anchor(run.prefix, "chunk", cid)}" '
-            f'data-chunk="{_e(cid)}"><b>{_e(item.get("title", ""))}</b> '
+            f'data-chunk="{_e(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
             f'<span class="cid">{_e(cid)}</span> <span class="mute">{_e(section)} · '
             f"document {_e(item.get('doc_id', ''))} · entered in loop "
             f"{_e(item.get('inserted_loop', 0))}</span>"

@@ -252,8 +252,8 @@ def test_the_page_loads_nothing_and_runs_no_script():
 
 def test_document_text_is_escaped():
     hostile = "<script>document.title='pwned'</script><img src=x onerror=alert(1)> & \"q\""
-    page = render_run_page(make_run(text=hostile, title="<b>Orbit</b>"))
-    assert "<script" not in page and "<img" not in page and "<b>Orbit" not in page
+    page = render_run_page(make_run(text=hostile, title="<i>Orbit</i> &lt;script&gt;"))
+    assert "<script" not in page and "<img" not in page and "<i>" not in page
     assert html.escape(hostile) in page
 
 
@@ -343,3 +343,11 @@ def test_llm_fallbacks_are_listed_with_their_reason():
     )
     page = render_run_page(run)
     assert '<li class="llm-note">' in page and "timeout after 30 s &lt;b&gt;" in page
+
+
+def test_titles_are_shown_as_a_person_reads_them():
+    # A passage's title as a heading anchor writes it; the question's own words stay as asked.
+    page = render_run_page(make_run(title="Request Files { #request-files }"))
+    assert '<span class="ctitle">Request Files</span>' in page
+    assert "<b>Request Files</b> " in page  # the citation and the chunk's text
+    assert 'class="ctitle">Request Files {' not in page and "<b>Request Files {" not in page
