@@ -312,16 +312,7 @@ def _markdown_prose(text: str) -> str:
     text = _HTML_COMMENT_RE.sub(_REMOVED, text.replace(_REMOVED, ""))
     titles: list[str] = []  # the open <abbr>/<dfn> tags' titles, innermost last
     text = _MARKDOWN_HTML_RE.sub(lambda m: _markdown_html_replacement(m, titles), text)
-    if _REMOVED not in text:
-        return text
-    kept = []
-    for line in text.splitlines(keepends=True):
-        if _REMOVED in line:
-            line = line.replace(_REMOVED, "")
-            if not line.strip():
-                continue
-        kept.append(line)
-    return "".join(kept)
+    return _without_removed(text) if _REMOVED in text else text
 
 
 def _markdown_html_replacement(match: re.Match[str], titles: list[str]) -> str:
@@ -360,7 +351,7 @@ _INLINE_CODE_OR_TAG_RE = re.compile(
     r"/?>"
     r"|</?>"
 )
-_HEADING_INDENTED_RE = re.compile(r"^[ \t]+(?=#{1,6}[ \t])")
+_HEADING_INDENTED_RE = re.compile(r"^[ \t]+(?=#{1,6}[ \t])", re.MULTILINE)
 _BLANK_RUN_RE = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _REMOVED = "\x00"  # marks where something was removed, until its line is looked at
 
@@ -426,14 +417,19 @@ def _mdx_prose(text: str) -> str:
     text = _EXPRESSION_COMMENT_RE.sub(_REMOVED, text)
     text = _HTML_COMMENT_RE.sub(_REMOVED, text)
     text = _INLINE_CODE_OR_TAG_RE.sub(lambda m: m.group("code") or _REMOVED, text)
+    # Headings indented inside a component still count (MDX has no indented code).
+    return _HEADING_INDENTED_RE.sub("", _without_removed(text))
+
+
+def _without_removed(text: str) -> str:
+    """Take the removal marks out; drop the lines that held nothing else."""
     kept = []
     for line in text.splitlines(keepends=True):
         if _REMOVED in line:
             line = line.replace(_REMOVED, "")
             if not line.strip():
                 continue
-        # Headings indented inside a component still count (MDX has no indented code).
-        kept.append(_HEADING_INDENTED_RE.sub("", line))
+        kept.append(line)
     return "".join(kept)
 
 
