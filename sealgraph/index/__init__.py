@@ -33,7 +33,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,7 +55,6 @@ from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
 from sealgraph.index._progress import ProgressFn
-from sealgraph.index._qdrant import QdrantIndex
 from sealgraph.index._queries import IndexBasics, QueryEmbeddings
 from sealgraph.index._refresh import refresh_lexical_dir
 from sealgraph.index._remove import remove_documents_dir
@@ -77,6 +76,9 @@ from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
 from sealgraph.text.lexicon import Lexicon, get_lexicon, import_lexicon
 from sealgraph.text.names import normalize_name
 from sealgraph.types import Chunk, Document, Hit
+
+if TYPE_CHECKING:
+    from sealgraph.index._qdrant import QdrantIndex
 
 __all__ = [
     "Embedder",
@@ -774,3 +776,12 @@ class Index(IndexBasics):
     def __repr__(self) -> str:
         dense = self.embedder_name or "none"
         return f"Index({str(self._path)!r}, docs={self.n_docs}, chunks={self.n_chunks}, {dense=!s})"
+
+
+def __getattr__(name: str) -> Any:
+    # QdrantIndex is the qdrant extra's: import its module only when it is asked for.
+    if name == "QdrantIndex":
+        from sealgraph.index._qdrant import QdrantIndex
+
+        return QdrantIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

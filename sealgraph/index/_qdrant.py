@@ -45,8 +45,17 @@ from sealgraph.types import Chunk, Hit
 
 __all__ = ["QdrantIndex", "open_qdrant_index"]
 
-_CHUNK = match("kind", "chunk")
-_DOCUMENT = match("kind", "document")
+
+def _chunk_kind() -> Any:
+    # Built on use, not at import: qdrant_client is an extra, and importing this module
+    # must not need it.
+    return match("kind", "chunk")
+
+
+def _document_kind() -> Any:
+    return match("kind", "document")
+
+
 _SLACK = 8
 """Extra hits asked of the engine, so that ties at the cut are broken by ``seq`` here."""
 
@@ -127,7 +136,7 @@ class QdrantIndex(IndexBasics):
         self._queries = QueryEmbeddings(
             query_embedder if info else None, info.get("dim") if info else None, self.location
         )
-        self._live_chunks = live_filter(generation, _CHUNK)
+        self._live_chunks = live_filter(generation, _chunk_kind())
         self._term_counts = PayloadCounts(collection, generation, "terms")
         self._statistics: QdrantStatistics | None = None
 
@@ -160,7 +169,7 @@ class QdrantIndex(IndexBasics):
     # -- chunk access -----------------------------------------------------------
 
     def _chunk_filter(self, *conditions: Any) -> Any:
-        return live_filter(self._generation, _CHUNK, *conditions)
+        return live_filter(self._generation, _chunk_kind(), *conditions)
 
     def _payloads(self, flt: Any, fields: Sequence[str] | bool = True) -> list[dict[str, Any]]:
         return [p.payload for p in self._collection.scroll(flt, payload=fields, order_by="seq")]
@@ -211,7 +220,7 @@ class QdrantIndex(IndexBasics):
 
     def titles(self) -> list[tuple[str, str]]:
         """``(doc_id, title)`` of every document, in document order."""
-        flt = live_filter(self._generation, _DOCUMENT)
+        flt = live_filter(self._generation, _document_kind())
         return [
             (p.payload["doc_id"], p.payload["title"])
             for p in self._collection.scroll(flt, payload=["doc_id", "title"], order_by="position")
