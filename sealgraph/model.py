@@ -36,6 +36,7 @@ __all__ = [
     "QuestionNeeds",
     "Relation",
     "ReplacementResult",
+    "SetNeed",
     "Slot",
     "Step",
     "UtilityScore",
@@ -61,7 +62,51 @@ class NeedEntity:
     """Document ids the name links to through the gazetteer (empty when unknown)."""
     source: str
     """How it was found: ``gazetteer``, ``capitalized`` or ``quoted`` (offline), ``llm``
-    (named by the LLM reasoner, linked with :func:`~sealgraph.ledger.needs.linked_docs`)."""
+    (named by the LLM reasoner, linked with :func:`~sealgraph.ledger.needs.linked_docs`),
+    ``content`` (linked by the documents' openings,
+    :func:`~sealgraph.ledger.content_links.link_by_content`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetNeed:
+    """A set the question asks over: every member must be in the evidence.
+
+    "How has Intel's net sales changed over time?" asks over Intel's filings, one per
+    period: each is a member, found from the corpus (the documents the name links to),
+    ordered by period.
+    """
+
+    name: str
+    """The name the set belongs to, as the question writes it."""
+    key: str
+    """Normalised name."""
+    members: tuple[str, ...]
+    """Document ids of the members, in order (earliest period first)."""
+    labels: tuple[str, ...]
+    """A short label of each member ("2023 Q1"), in the same order."""
+    reason: str
+    """The words that ask over the set ("over the reported quarters")."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "name": self.name,
+            "key": self.key,
+            "members": list(self.members),
+            "labels": list(self.labels),
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SetNeed:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            data["name"],
+            data["key"],
+            tuple(data["members"]),
+            tuple(data.get("labels", ())),
+            data.get("reason", ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +131,9 @@ class QuestionNeeds:
     answer_modifiers: tuple[str, ...] = ()
     """Keys of named entities that only describe the answer ("German" in "Which German
     philosopher wrote X?"): the answer must be shown to fit them, they anchor nothing."""
+    sets: tuple[SetNeed, ...] = ()
+    """Sets the question asks over ("over time", "across these quarters"), each member a
+    document the evidence must hold (:func:`sealgraph.ledger.periods.set_needs`)."""
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dict."""
@@ -101,6 +149,7 @@ class QuestionNeeds:
             "options": list(self.options),
             "hops": self.hops,
             "answer_modifiers": list(self.answer_modifiers),
+            "sets": [x.to_dict() for x in self.sets],
         }
 
     @classmethod
@@ -118,6 +167,7 @@ class QuestionNeeds:
             options=tuple(data.get("options", ())),
             hops=int(data.get("hops", _default_hops(data["structure"]))),
             answer_modifiers=tuple(data.get("answer_modifiers", ())),
+            sets=tuple(SetNeed.from_dict(x) for x in data.get("sets", ())),
         )
 
 
@@ -134,8 +184,8 @@ class NeedItem:
     """One concrete requirement derived from N(q)."""
 
     kind: str
-    """``entity``, ``mention``, ``relation``, ``bridge``, ``chain``, ``qualifier`` or
-    ``terms``."""
+    """``entity``, ``member``, ``mention``, ``relation``, ``bridge``, ``chain``,
+    ``qualifier`` or ``terms``."""
     key: str
     """Normalised entity key it is about ('' for a bridge with no resolved anchor)."""
     name: str
@@ -177,7 +227,8 @@ class Gap:
     entity: str
     """Entity the gap is about (display name)."""
     relation: str
-    """Relation words the gap asks for ('' when none)."""
+    """Relation words the gap asks for ('' when none; a missing entity asked with them
+    is wanted for what its passage states: a set member's passage on the asked relation)."""
     qualifier: str | None
     """Qualifier type asked for (``date``, ``number``, ``place``) or None."""
     reason: str

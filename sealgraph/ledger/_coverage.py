@@ -109,6 +109,7 @@ def _cover_qualifier(
 
 _COVER_BY_KIND: dict[str, Callable[..., float]] = {
     "entity": _cover_entity,
+    "member": _cover_entity,
     "terms": _cover_terms,
     "relation": _cover_relation,
     "mention": _cover_mention,
@@ -141,7 +142,7 @@ def set_cover(
     return max(cover(item, p, passages, items) for p in passages)
 
 
-_SELF_CONTAINED = frozenset(["entity", "mention", "qualifier"])
+_SELF_CONTAINED = frozenset(["entity", "member", "mention", "qualifier"])
 """Needs each passage meets or not by itself, whatever else the set holds."""
 
 

@@ -36,6 +36,8 @@ def _entity_head(word: str) -> bool:
     if not word or word in lex.stop_words or word in lex.property_heads or word[:1].isdigit():
         return False
     singular = word[:-3] + "y" if word.endswith("ies") else word.rstrip("s")
+    if singular in lex.property_heads:
+        return False  # "inventory levels", "the figures"
     suffixes = lex.property_suffixes
     return not (word.endswith(suffixes) or singular.endswith(suffixes))
 
@@ -159,6 +161,7 @@ def _possessive(form: _Form, i: int) -> tuple[int, int] | None:
         and _word(toks[j + 1])
         and toks[j + 1] not in lex.stop_words
         and toks[j + 1] not in lex.question_words
+        and toks[j] not in lex.property_heads  # "X's total net sales changed": "total"
     ):
         j += 1
     if _entity_head(toks[j]):

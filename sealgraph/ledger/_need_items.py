@@ -1,6 +1,8 @@
 """Need items: N(q) expanded into concrete requirements a set of passages meets or not.
 
 - ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``member``: for a set the question asks over, a passage of each member document
+  (one company's filing of each period), instead of one of the name's documents;
 - ``mention``: for names the corpus has no document for, a passage mentioning them;
 - ``terms``: the question's relation words somewhere in the set (a soft need: it
   steers the utility, never blocks the gate);
@@ -80,13 +82,32 @@ def _entity_items(needs: QuestionNeeds) -> list[NeedItem]:
         and needs.hops < 2
         and any(e.targets for e in needs.entities if e.key not in needs.answer_modifiers)
     )
+    in_sets = {s.key for s in needs.sets}
+    items.extend(member_items(needs))
     for e in needs.entities:
-        if e.key in needs.answer_modifiers:
+        if e.key in needs.answer_modifiers or e.key in in_sets:
             continue  # "German" in "which German philosopher": the answer must fit it
         if e.targets:
             items.append(NeedItem("entity", e.key, e.name, e.targets))
         elif len(content_words(e.name)) >= 1 and not scoped:
             items.append(NeedItem("mention", e.key, e.name))
+    return items
+
+
+def member_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Return a ``member`` need per member of each set the question asks over, in set order.
+
+    Its name says which member ("Intel's (2023 Q1)"); its one target is the member's
+    document. A document two sets share is one need.
+    """
+    items = []
+    seen: set[str] = set()
+    for group in needs.sets:
+        for doc, label in zip(group.members, group.labels, strict=True):
+            if doc not in seen:
+                seen.add(doc)
+                name = f"{group.name} ({label})" if label else group.name
+                items.append(NeedItem("member", group.key, name, (doc,)))
     return items
 
 
@@ -227,5 +248,9 @@ def role_terms(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+NAMED_KINDS = frozenset(["entity", "member"])
+"""Need kinds met by a passage of a document the question names (by name or as a set)."""
+
+
 def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
-    return {d for it in items if it.kind == "entity" for d in it.targets}
+    return {d for it in items if it.kind in NAMED_KINDS for d in it.targets}

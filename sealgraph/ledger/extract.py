@@ -85,12 +85,13 @@ class PassageFeatures:
         return _role_linked_docs(self.chunk_id, self.text, self.mentions, terms)
 
     def role_named_keys(self, terms: frozenset[str]) -> frozenset[str]:
-        """Keys of the passage's proper names written a few words after one of ``terms``.
+        """Keys of the passage's proper names written next to one of ``terms``.
 
         The content-link counterpart of :meth:`role_linked_docs` for names with no
         page of their own: "a treatise by the reformer Zed Young" names Zed Young in
-        the role "by". Only names in :attr:`names` count (the distinctive
-        ones, once filtered by the corpus knowledge).
+        the role "by", and so does "Zed Young served as reformer" (the role a few
+        words after the name, not given away by a "by"). Only names in :attr:`names`
+        count (the distinctive ones, once filtered by the corpus knowledge).
         """
         if not terms or not self.names:
             return frozenset()
@@ -146,10 +147,32 @@ def _role_named_keys(
         return frozenset(
             name
             for start, name in proper_names(text)
-            if name in keys and any(lex.stem(w) in terms for w in _words_before(text, start))
+            if name in keys
+            and (
+                any(lex.stem(w) in terms for w in _words_before(text, start))
+                or _role_after(text, start, len(name.split()), terms)
+            )
         )
 
     return _memo(("names", lex, chunk_id, text, keys, terms), compute)
+
+
+def _role_after(text: str, start: int, n_words: int, terms: frozenset[str]) -> bool:
+    """Tell whether the name of ``n_words`` words at ``start`` is given the role after it.
+
+    "Oluwaseun Adebayo served as incident commander": a role word a few words after
+    the name, in its sentence, says who holds the role; "X, directed by Y" does not
+    (a "by" before or right after the role word gives the role to someone else).
+    """
+    lex = active()
+    after = re.split(r"[.;!?](?:\s|$)", text[start : start + 160])[0]
+    following = words(after)[n_words : n_words + _ROLE_WORDS_BEFORE]
+    for i, word in enumerate(following):
+        if word in lex.by_words:
+            return False
+        if lex.stem(word) in terms:
+            return i + 1 >= len(following) or following[i + 1] not in lex.by_words
+    return False
 
 
 def _words_before(text: str, start: int) -> list[str]:

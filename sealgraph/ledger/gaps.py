@@ -4,6 +4,7 @@ A question's needs are expanded into concrete *need items* that a set of passage
 either covers or not:
 
 - ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``member``: a passage of each member of a set the question asks over;
 - ``mention``: for names the corpus has no document for, a passage mentioning them;
 - ``relation``: for single-hop questions, the question's relation words stated by
   passages of the named entities' documents (or by passages linked to them, when
@@ -113,6 +114,26 @@ def _entity_gap(
         "",
         None,
         f"no evidence passage is about {it.name!r}",
+        it.targets,
+        i,
+    )
+
+
+def _member_gap(
+    i: int,
+    it: NeedItem,
+    needs: QuestionNeeds,
+    items: Sequence[NeedItem],
+    passages: Sequence[PassageFeatures],
+    relation: str,
+) -> Gap | None:
+    """Ask for a member of a set the question asks over, on the asked relation."""
+    return Gap(
+        "missing_entity",
+        it.name,
+        relation,
+        None,
+        f"no evidence passage is from the set member {it.name!r}",
         it.targets,
         i,
     )
@@ -247,6 +268,7 @@ def _bridge_gap(
 
 _GAP_BY_KIND: dict[str, Callable[..., Gap | None]] = {
     "entity": _entity_gap,
+    "member": _member_gap,
     "mention": _mention_gap,
     "relation": _relation_gap,
     "qualifier": _qualifier_gap,

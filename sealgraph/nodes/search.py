@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from sealgraph.errors import InputError
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import SealState, SearchUpdate, SlotRecord
-from sealgraph.ledger.needs import narrow_by_years
+from sealgraph.ledger.corpus_needs import needs_in_corpus
 from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
@@ -56,9 +56,9 @@ def search(state: SealState, runtime: Runtime[RunContext]) -> SearchUpdate:
         budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, Step.NEEDS)
-    # A name shared by several documents (reports of different years) keeps the ones
-    # that write the years the question asks about.
-    needs = narrow_by_years(outcome.value, kn.doc_years)
+    # Names linked by what documents say of themselves, the documents of the asked
+    # period or years, and the sets the question asks over.
+    needs = needs_in_corpus(outcome.value, kn)
     w.add(
         "needs",
         f"answer type {needs.answer_type}, {needs.structure} question naming "

@@ -118,22 +118,48 @@ def scope_documents(needs: QuestionNeeds) -> tuple[str, ...]:
     return tuple(docs)
 
 
-def initial_hits(index: SearchIndex, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
-    """Return the initial top-k evidence: hybrid search, or the scope documents' best chunks.
+def set_members(needs: QuestionNeeds) -> tuple[str, ...]:
+    """Return the member documents of the sets the question asks over, in set order, once each."""
+    return tuple(dict.fromkeys(d for group in needs.sets for d in group.members))
 
-    A question whose scope clause names documents asks its remaining clause of
-    those documents: their chunks are ranked by that clause alone (the scope's words
-    are in every chunk of the document and would only favour its opening), and fill
-    the set before anything else. Without a scope, this is plain hybrid search on
-    the question.
+
+def initial_hits(index: SearchIndex, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
+    """Return the initial top-k evidence: hybrid search, with slots reserved where asked.
+
+    A question over a set ("Intel's net sales over time") gets one slot per member
+    while the set fits in k: each member document's best chunk for the question, the
+    other slots from hybrid search. A question whose scope clause names documents
+    asks its remaining clause of those documents: their chunks are ranked by that
+    clause alone (the scope's words are in every chunk of the document and would
+    only favour its opening), and fill the set before anything else. Otherwise this
+    is plain hybrid search on the question.
     """
     flat = index.search_hybrid(needs.question, k, config.retrieval)
+    members = set_members(needs)
+    if members and len(members) <= k:
+        query = focus_text(needs.question)
+        chosen = [c for doc in members for c in _best_chunks(index, query, doc, 1, config)]
+        return _hits(chosen, flat, k, config)
     docs = scope_documents(needs)
     if not docs:
         return flat[:k]
     chunk_ids = [c.chunk_id for d in docs for c in index.doc_chunks(d)]
     order = rank_doc_chunks(index, focus_text(needs.question), chunk_ids, config.retrieval)
-    chosen = [chunk_ids[i] for i in order][:k]
+    return _hits([chunk_ids[i] for i in order][:k], flat, k, config)
+
+
+def _best_chunks(
+    index: SearchIndex, query: str, doc_id: str, n: int, config: SealConfig
+) -> list[str]:
+    """Return the ``n`` chunks of a document that best answer ``query`` (hybrid, fused), best first."""
+    chunk_ids = [c.chunk_id for c in index.doc_chunks(doc_id)]
+    order = rank_doc_chunks(index, query, chunk_ids, config.retrieval)
+    return [chunk_ids[i] for i in order[:n]]
+
+
+def _hits(chosen: list[str], flat: Sequence[Hit], k: int, config: SealConfig) -> list[Hit]:
+    """``chosen`` first, then hybrid search's hits up to ``k``, scored by rank."""
+    chosen = list(dict.fromkeys(chosen))[:k]
     chosen += [h.chunk_id for h in flat if h.chunk_id not in chosen][: k - len(chosen)]
     rrf_k = config.retrieval.rrf_k
     return [Hit(cid, 1.0 / (rrf_k + rank + 1), rank, "scoped") for rank, cid in enumerate(chosen)]

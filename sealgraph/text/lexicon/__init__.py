@@ -89,10 +89,12 @@ from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from sealgraph.errors import ConfigError
+from sealgraph.text.lexicon._periods import PeriodWords
 
 __all__ = [
     "WORD_RE",
     "Lexicon",
+    "PeriodWords",
     "active",
     "content_words",
     "fold",
@@ -275,7 +277,8 @@ class Lexicon:
     clause_end_re: re.Pattern[str]
     """Where a clause of a question ends (";", ":", or a sentence end before a question word)."""
     scoping_words: frozenset[str]
-    """Scoping verbs that open a clause before a name ("Consider the X")."""
+    """Scoping and asking verbs that open a clause before a name ("Consider the X",
+    "Compare X's …"): no part of the name."""
     scoping_re: re.Pattern[str]
     """A clause that only sets the scope ("Consider X's policy", "Regarding X")."""
     comparative_re: re.Pattern[str]
@@ -433,6 +436,9 @@ class Lexicon:
     past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Question words that ask about the past ("did", "was", "first"): without one, a
     question asks who holds a role now, and a past holder is not the answer."""
+    periods: PeriodWords | None = field(default=None, metadata={"counted": False})
+    """How reporting periods are written, and questions over a set of them
+    (:class:`PeriodWords`); None: periods are not read."""
 
     def __post_init__(self) -> None:
         local = threading.local()  # PyStemmer objects must not be shared between threads
