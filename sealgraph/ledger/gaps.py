@@ -107,33 +107,20 @@ def _entity_gap(
     passages: Sequence[PassageFeatures],
     relation: str,
 ) -> Gap | None:
-    """Ask for a named entity no passage of the evidence is about."""
+    """Ask for a named entity no passage of the evidence is about.
+
+    A member of a set the question asks over is asked for with the question's
+    relation words: its passage on the asked relation is wanted, not its cover page.
+    """
+    member = it.kind == "member"
     return Gap(
         "missing_entity",
         it.name,
-        "",
+        relation if member else "",
         None,
-        f"no evidence passage is about {it.name!r}",
-        it.targets,
-        i,
-    )
-
-
-def _member_gap(
-    i: int,
-    it: NeedItem,
-    needs: QuestionNeeds,
-    items: Sequence[NeedItem],
-    passages: Sequence[PassageFeatures],
-    relation: str,
-) -> Gap | None:
-    """Ask for a member of a set the question asks over, on the asked relation."""
-    return Gap(
-        "missing_entity",
-        it.name,
-        relation,
-        None,
-        f"no evidence passage is from the set member {it.name!r}",
+        f"no evidence passage is from the set member {it.name!r}"
+        if member
+        else f"no evidence passage is about {it.name!r}",
         it.targets,
         i,
     )
@@ -268,7 +255,7 @@ def _bridge_gap(
 
 _GAP_BY_KIND: dict[str, Callable[..., Gap | None]] = {
     "entity": _entity_gap,
-    "member": _member_gap,
+    "member": _entity_gap,
     "mention": _mention_gap,
     "relation": _relation_gap,
     "qualifier": _qualifier_gap,
