@@ -17,9 +17,10 @@ openings once per index and keeps the table.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping
 
-from sealgraph.model import QuestionNeeds
+from sealgraph.model import NeedEntity, QuestionNeeds
 from sealgraph.text.aliases import strip_org_suffix
 from sealgraph.text.lexicon import WORD_RE, active
 from sealgraph.text.names import normalize_name
@@ -100,18 +101,40 @@ def link_by_content(
     """Link the question's names that nothing else links to documents that give them.
 
     ``documents(key)`` returns the documents whose opening gives a name
-    (:meth:`ContentNames.documents`). Only names with no document are looked up;
-    a name keeps no documents when none gives it.
+    (:meth:`ContentNames.documents`). Only names with no document are looked up; a
+    name keeps no documents when none gives it. A run of names joined by "and" that
+    links nowhere whole ("Amazon and Intel") is two names when each part links.
     """
     if all(e.targets for e in needs.entities):
         return needs
-    entities = []
+    entities: list[NeedEntity] = []
     changed = False
     for e in needs.entities:
-        if not e.targets and e.key not in needs.answer_modifiers:
-            docs = documents(e.key)
-            if docs:
-                e = dataclasses.replace(e, targets=docs, source="content")
-                changed = True
-        entities.append(e)
+        if e.targets or e.key in needs.answer_modifiers:
+            entities.append(e)
+            continue
+        found = _content_entities(e, documents)
+        changed = changed or found != [e]
+        entities.extend(found)
     return dataclasses.replace(needs, entities=tuple(entities)) if changed else needs
+
+
+def _content_entities(
+    entity: NeedEntity, documents: Callable[[str], tuple[str, ...]]
+) -> list[NeedEntity]:
+    """Return the entity linked by content, or its parts around "and" when each part links."""
+    docs = documents(entity.key)
+    if docs:
+        return [dataclasses.replace(entity, targets=docs, source="content")]
+    joins = "|".join(map(re.escape, sorted(active().name_conjunctions)))
+    names = re.split(rf"\s+(?:{joins})\s+", entity.name) if joins else [entity.name]
+    if len(names) < 2:
+        return [entity]
+    parts = []
+    for name in names:
+        key = normalize_name(name)
+        found = documents(key) if key else ()
+        if not found:
+            return [entity]
+        parts.append(NeedEntity(name, key, found, "content"))
+    return parts

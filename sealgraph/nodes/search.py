@@ -16,6 +16,7 @@ from sealgraph.nodes._common import (
     llm_time_left,
 )
 from sealgraph.repair.candidates import initial_hits
+from sealgraph.repair.fanout import fanout_groups
 from sealgraph.text.normalize import normalize_for_matching
 
 MAX_QUESTION_CHARS = 4000
@@ -76,9 +77,19 @@ def search(state: SealState, runtime: Runtime[RunContext]) -> SearchUpdate:
             ]
         },
     )
+    groups = fanout_groups(needs, cfg.k)
+    if groups:
+        w.add(
+            "fanout",
+            f"{sum(len(g.members) for g in groups)} set members outnumber k={cfg.k}: "
+            f"{len(groups)} repair branches",
+            {"groups": [g.to_dict() for g in groups]},
+        )
     return {
         "question": question,
         "needs": needs.to_dict(),
+        "fanout": [g.to_dict() for g in groups],
+        "branches": None,
         "slots": slots,
         "ledger": {},
         "issued": [],

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sealgraph.runs.page_branches import branches_part
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 from sealgraph.text.readable import readable
 
@@ -313,6 +314,7 @@ def run_section(
         _answer_box(run),
         _llm_part(run),
         _needs_part(run),
+        branches_part(run.events, run.chunk_link),
         _slots_part(run),
         _loops_part(run),
         _packing_part(run),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["COMPANIES", "QUARTERS", "write_filings"]
+__all__ = ["COMPANIES", "QUARTERS", "filings_index", "write_filings"]
 
 COMPANIES = {
     "NWLP": ("NORTHWIND LAMPS, INC.", "Northwind", "lamps"),
@@ -72,3 +72,13 @@ def write_filings(directory: Path, tickers: tuple[str, ...] = ("NWLP", "BRSD")) 
             text = _filing(registrant, short, product, ended, n, 50 * salt)
             (directory / f"{label} {ticker}.md").write_text(text, encoding="utf-8")
     return directory
+
+
+def filings_index(root: Path, tickers: tuple[str, ...] = ("NWLP", "BRSD", "QLTR")):
+    """Build a lexical index (small chunks: one section each) of the companies' filings."""
+    from sealgraph.index import build_index
+
+    docs = write_filings(root / "docs", tickers)
+    return build_index(
+        docs, root / "idx", embedder="none", max_chunk_tokens=60, warn=lambda _: None
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.filings import write_filings
+from support.filings import filings_index
 
 from sealgraph.config import SealConfig
 from sealgraph.ledger.content_links import opening_names
@@ -20,13 +20,7 @@ NWLP = ("2022 Q3 NWLP.md", "2023 Q1 NWLP.md", "2023 Q2 NWLP.md", "2023 Q3 NWLP.m
 
 @pytest.fixture(scope="module")
 def filings(tmp_path_factory):
-    from sealgraph.index import build_index
-
-    root = tmp_path_factory.mktemp("filings")
-    docs = write_filings(root / "docs", ("NWLP", "BRSD", "QLTR"))
-    index = build_index(
-        docs, root / "idx", embedder="none", max_chunk_tokens=60, warn=lambda _: None
-    )
+    index = filings_index(tmp_path_factory.mktemp("filings"))
     return index, CorpusKnowledge(index)
 
 
