@@ -24,6 +24,7 @@ from types import MappingProxyType
 __all__ = [
     "ANSWER_TYPES",
     "STRUCTURES",
+    "ChainHop",
     "Decision",
     "Facts",
     "Gap",
@@ -134,6 +135,11 @@ class QuestionNeeds:
     sets: tuple[SetNeed, ...] = ()
     """Sets the question asks over ("over time", "across these quarters"), each member a
     document the evidence must hold (:func:`sealgraph.ledger.periods.set_needs`)."""
+    hop_relations: tuple[tuple[str, ...], ...] = ()
+    """The relation words of each hop, innermost (from the named entity) first: "who
+    leads the team that owns the system whose lag caused X" is (system, lag, caused),
+    (team, owns), (leads) (:func:`sealgraph.ledger.needs.hop_relations`; empty when
+    not read)."""
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dict."""
@@ -150,6 +156,7 @@ class QuestionNeeds:
             "hops": self.hops,
             "answer_modifiers": list(self.answer_modifiers),
             "sets": [x.to_dict() for x in self.sets],
+            "hop_relations": [list(h) for h in self.hop_relations],
         }
 
     @classmethod
@@ -168,6 +175,7 @@ class QuestionNeeds:
             hops=int(data.get("hops", _default_hops(data["structure"]))),
             answer_modifiers=tuple(data.get("answer_modifiers", ())),
             sets=tuple(SetNeed.from_dict(x) for x in data.get("sets", ())),
+            hop_relations=tuple(tuple(h) for h in data.get("hop_relations", ())),
         )
 
 
@@ -201,6 +209,12 @@ class NeedItem:
     """``bridge`` needs: stemmed role nouns that name the second hop ("director" in
     "the director of film X"); an anchor naming a document next to one of them
     states the asked link."""
+    hop: int = 0
+    """``chain`` needs: the hop they stand for (3 or more; the bridge is hop 2)."""
+    words: tuple[str, ...] = ()
+    """Words the need's passage must write: a ``chain`` need's stemmed relation words
+    of that hop (empty when not read); an ``entity`` need's year the question gives
+    that entity ("X in 2019")."""
 
     def term_weights(self) -> Mapping[str, float]:
         """Word → weight of a ``terms`` or ``relation`` need (uniform without weights).
@@ -292,6 +306,53 @@ class MicroQuery:
 
 
 # --- Ledger facts ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChainHop:
+    """One hop of the question's chain, as the evidence states it.
+
+    The answer one passage states for hop i ("the performer of X is Y") is the entity
+    of hop i+1, asked with the relation words the earlier hops leave unstated.
+    """
+
+    hop: int
+    """1-based: hop 1 starts at the entity the question names."""
+    entity: str
+    """What the hop starts from: the question's entity, or the answer of the hop before."""
+    relation: str
+    """The question's relation words this hop is asked with (those still unstated)."""
+    answer: str
+    """Key of the name the supporting passage states as the hop's answer ("" when none
+    is read: the last hop, or a passage that names no candidate)."""
+    chunk_id: str
+    """The passage that supports the hop ("" when none does yet: the hop to ask for)."""
+    page: str = ""
+    """The document of the hop's entity when it has one ("" for the question's own
+    entity, or a name with no page of its own)."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "hop": self.hop,
+            "entity": self.entity,
+            "relation": self.relation,
+            "answer": self.answer,
+            "chunk_id": self.chunk_id,
+            "page": self.page,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ChainHop:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            int(data["hop"]),
+            str(data["entity"]),
+            str(data.get("relation", "")),
+            str(data.get("answer", "")),
+            str(data.get("chunk_id", "")),
+            str(data.get("page", "")),
+        )
 
 
 @dataclass(frozen=True, slots=True)

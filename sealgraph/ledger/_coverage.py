@@ -35,10 +35,13 @@ def _cover_entity(
     """Full for a passage of the entity's own document, 0.25 for one that names it.
 
     What the question asks about an entity is stated on its page; a passage that
-    only mentions the entity is a lead worth a little, never the need met.
+    only mentions the entity is a lead worth a little, never the need met. When the
+    question gives the entity a year ("X in 2019"), a passage of its document that
+    does not write the year is half of it.
     """
     if passage.doc_id in item.targets:
-        return 1.0
+        # "X in 2019": X's passage that writes the year; another of X's is half of it.
+        return 1.0 if set(item.words) <= passage.words else 0.5
     return 0.25 if item.key in passage.mentioned_keys() else 0.0
 
 

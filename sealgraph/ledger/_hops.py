@@ -16,6 +16,7 @@ lexicon's (:mod:`sealgraph.text.lexicon`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -322,3 +323,40 @@ def question_hops(
         )
     )
     return max(1, min(MAX_HOPS, nest if identity else nest + 1))
+
+
+def hop_relations(
+    question: str, entity_spans: Sequence[tuple[int, int]], hops: int
+) -> tuple[tuple[str, ...], ...]:
+    """Return the relation words of each hop, innermost (from the named entity) first.
+
+    The asked clause is cut at the head of each description it nests ("the team that
+    owns | the system whose lag caused | X"): the words from one head to the next are
+    the hop that head names, the words before the outermost head the hop the question
+    asks last ("who leads"), with what follows the last name ("... was born?").
+    Descriptions beyond ``hops`` are read into the last hop.
+    Each hop's words are its content words (names masked); a hop may have none.
+    """
+    lex = active()
+    lo, hi = asked_clause(question)
+    toks = _masked_tokens(question, _without_possessive(question, entity_spans), lo, hi)
+    heads = sorted({p for p, _ in _nestings(toks)})
+    bounds = [0, *heads, len(toks)]
+    segments = [toks[a:b] for a, b in itertools.pairwise(bounds)]
+    # "In which town was the person who ... caused X born?": what follows the last name
+    # closes the asked clause, unless the innermost description is a reduced relative
+    # clause ("the person X was named after"), which ends with it.
+    last = max((i for i, t in enumerate(toks) if t == _MASK), default=-1)
+    if heads and last > heads[-1] + 1 and last + 1 < len(toks):
+        segments[0] = [*segments[0], *toks[last + 1 :]]
+        segments[-1] = segments[-1][: last + 1 - heads[-1]]
+    words = [
+        tuple(
+            t for t in seg if _word(t) and t not in lex.stop_words and t not in lex.question_words
+        )
+        for seg in reversed(segments)
+    ]
+    words = [w for w in words if w] or [()]
+    if len(words) > hops:  # more descriptions than hops: the outer ones ask the last hop
+        words = [*words[: hops - 1], tuple(t for w in words[hops - 1 :] for t in w)]
+    return tuple(words)

@@ -10,7 +10,8 @@
   passages of the named entities' documents (or by passages linked to them);
 - ``bridge``: for questions whose form nests a relation (two hops or more), a passage
   linked to a question entity's passage that can hold an answer of the expected type;
-- ``chain``: for three hops or more, a passage linked onward from a first hop;
+- ``chain``: for three hops or more, one per hop after the bridge: a passage linked
+  onward from the hop before (or naming the answer that hop's passage states);
 - ``qualifier``: for comparisons of dates or numbers, a value of that type in each
   compared entity's passage.
 
@@ -84,14 +85,36 @@ def _entity_items(needs: QuestionNeeds) -> list[NeedItem]:
     )
     in_sets = {s.key for s in needs.sets}
     items.extend(member_items(needs))
+    years = entity_years(needs)
     for e in needs.entities:
         if e.key in needs.answer_modifiers or e.key in in_sets:
             continue  # "German" in "which German philosopher": the answer must fit it
         if e.targets:
-            items.append(NeedItem("entity", e.key, e.name, e.targets))
+            items.append(NeedItem("entity", e.key, e.name, e.targets, words=years.get(e.key, ())))
         elif len(content_words(e.name)) >= 1 and not scoped:
             items.append(NeedItem("mention", e.key, e.name))
     return items
+
+
+def entity_years(needs: QuestionNeeds) -> dict[str, tuple[str, ...]]:
+    """Return the years the question gives each named document: "X in 2019 and Y in 2021".
+
+    A year written right after a name (after a preposition or a possessive, a few
+    words at most, no other name between) qualifies that name: its passage must write
+    the year. Years elsewhere ("the 1959 final") qualify no name.
+    """
+    lex = active()
+    question = needs.question
+    out: dict[str, tuple[str, ...]] = {}
+    for e in needs.entities:
+        at = question.find(e.name)
+        if not e.targets or at < 0:
+            continue
+        after = question[at + len(e.name) : at + len(e.name) + 40]
+        m = lex.entity_year_re.match(after) if lex.entity_year_re else None
+        if m:
+            out[e.key] = (m.group(1),)
+    return out
 
 
 def member_items(needs: QuestionNeeds) -> list[NeedItem]:
@@ -138,14 +161,25 @@ def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
             anchor.key if anchor else "",
             anchor.name if anchor else "",
             (),
-            _TYPED.get(needs.answer_type),
+            # Only the last hop holds the answer: a bridge of a longer chain is typeless.
+            _TYPED.get(needs.answer_type) if needs.hops == 2 else None,
             roles=role_terms(needs.question),
         )
     ]
-    if needs.hops >= 3:
-        # "Who leads the team that owns the system that caused X?": the answer is two
-        # links away from X's document, so a first hop alone does not answer it.
-        items.append(NeedItem("chain", anchor.key if anchor else "", anchor.name if anchor else ""))
+    # "Who leads the team that owns the system that caused X?": the answer is two
+    # links away from X's document, so a first hop alone does not answer it: one
+    # ``chain`` need per hop after the bridge.
+    for hop in range(3, needs.hops + 1):
+        said = needs.hop_relations[hop - 1] if hop <= len(needs.hop_relations) else ()
+        items.append(
+            NeedItem(
+                "chain",
+                anchor.key if anchor else "",
+                anchor.name if anchor else "",
+                hop=hop,
+                words=tuple(sorted({stem(w) for w in said})),
+            )
+        )
     return items
 
 

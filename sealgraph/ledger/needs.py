@@ -29,7 +29,7 @@ from sealgraph.ledger._clauses import (
     focus_text,
     scope_clauses,
 )
-from sealgraph.ledger._hops import MAX_HOPS, question_hops
+from sealgraph.ledger._hops import MAX_HOPS, hop_relations, question_hops
 from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.ledger.periods import period_spans
 from sealgraph.model import ANSWER_TYPES, STRUCTURES, NeedEntity, QuestionNeeds
@@ -46,6 +46,7 @@ __all__ = [
     "answer_type_of",
     "asked_clause",
     "focus_text",
+    "hop_relations",
     "linked_docs",
     "narrow_by_years",
     "question_hops",
@@ -384,9 +385,8 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     atype = answer_type_of(question[lo:hi])
     options = _choice_options(question, entities) if atype == "choice" else ()
     # A period ("the first quarter of 2023") describes no entity: read like a name.
-    hops = question_hops(
-        question, [*covered, *period_spans(question)], anchored=any(e.targets for e in entities)
-    )
+    masked = [*covered, *period_spans(question)]
+    hops = question_hops(question, masked, anchored=any(e.targets for e in entities))
     modifiers = answer_modifiers(question, _without_possessive(question, covered))
     describing = tuple(dict.fromkeys(normalize_name(question[a:b]) for a, b in modifiers))
     return QuestionNeeds(
@@ -398,6 +398,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         options=options,
         hops=hops,
         answer_modifiers=tuple(k for k in describing if k in {e.key for e in entities}),
+        hop_relations=hop_relations(question, masked, hops) if hops > 1 else (),
     )
 
 

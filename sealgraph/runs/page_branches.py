@@ -20,6 +20,20 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _row(data: Mapping[str, Any], chunk_link: Callable[[str], str]) -> str:
+    """One branch's table row: number, members, passages kept, gaps, loops, stop."""
+    group = data.get("group") or {}
+    members = ", ".join(_e(label) for label in group.get("labels") or group.get("members") or [])
+    slots = "<br>".join(chunk_link(str(s.get("chunk_id", ""))) for s in data.get("slots") or [])
+    gaps = "<br>".join(_e(g.get("reason", "")) for g in data.get("gaps") or []) or "none"
+    return (
+        f'<tr><td class="n">{_e(data.get("branch", ""))}</td>'
+        f'<td>{_e(group.get("name", ""))}<br><span class="mute">{members}</span></td>'
+        f'<td>{slots}</td><td>{gaps}</td><td class="n">{_e(data.get("loops", 0))}</td>'
+        f"<td>{_e(data.get('stop', ''))}</td></tr>"
+    )
+
+
 def branches_part(events: Sequence[Mapping[str, Any]], chunk_link: Callable[[str], str]) -> str:
     """Render the branches and the merge of a fanned-out run ("" for any other run).
 
@@ -28,21 +42,8 @@ def branches_part(events: Sequence[Mapping[str, Any]], chunk_link: Callable[[str
     branches = [e for e in events if e.get("node") == "branch" and e.get("kind") == "branch"]
     if not branches:
         return ""
-    rows = []
-    for event in sorted(branches, key=lambda e: int((e.get("data") or {}).get("branch", 0))):
-        data = event.get("data") or {}
-        group = data.get("group") or {}
-        members = ", ".join(
-            _e(label) for label in group.get("labels") or group.get("members") or []
-        )
-        slots = "<br>".join(chunk_link(str(s.get("chunk_id", ""))) for s in data.get("slots") or [])
-        gaps = "<br>".join(_e(g.get("reason", "")) for g in data.get("gaps") or []) or "none"
-        rows.append(
-            f'<tr><td class="n">{_e(data.get("branch", ""))}</td>'
-            f'<td>{_e(group.get("name", ""))}<br><span class="mute">{members}</span></td>'
-            f'<td>{slots}</td><td>{gaps}</td><td class="n">{_e(data.get("loops", 0))}</td>'
-            f"<td>{_e(data.get('stop', ''))}</td></tr>"
-        )
+    ordered = sorted(branches, key=lambda e: int((e.get("data") or {}).get("branch", 0)))
+    rows = [_row(e.get("data") or {}, chunk_link) for e in ordered]
     merged = [e for e in events if e.get("node") == "merge" and e.get("kind") == "merge"]
     merge_line = f"<p>{_e(merged[-1].get('message', ''))}</p>" if merged else ""
     return (

@@ -436,6 +436,8 @@ class Lexicon:
     past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Question words that ask about the past ("did", "was", "first"): without one, a
     question asks who holds a role now, and a past holder is not the answer."""
+    entity_year_re: re.Pattern[str] | None = field(default=None, metadata={"counted": False})
+    """A year right after a name, group 1 the year: "X *in 2019*", "X*'s 2019* report"."""
     periods: PeriodWords | None = field(default=None, metadata={"counted": False})
     """How reporting periods are written, and questions over a set of them
     (:class:`PeriodWords`); None: periods are not read."""

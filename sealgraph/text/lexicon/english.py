@@ -473,7 +473,10 @@ ENGLISH = Lexicon(
     related_role_re=re.compile(
         r"\b(?:has|have|had|with)\s+the\s+[a-z]+\s+(?:who|that|born|died|of)\b"
         r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b"
-        r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b",
+        r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b"
+        # "Who joined earlier, the lead of the X or the lead of the Y?": each option
+        # is a role of a named entity.
+        r"|\bthe\s+[a-z]+\s+of\s+(?:the\s+)?(?-i:[A-Z])[^,?]*\bor\s+the\s+[a-z]+\s+of\b",
         re.I,
     ),
     role_patterns=(
@@ -512,6 +515,10 @@ ENGLISH = Lexicon(
     past_question_words=_w(
         "did was were had used first former formerly originally previous previously initially "
         "once founding"
+    ),
+    entity_year_re=re.compile(
+        r"^\.?(?:['’]s)?,?\s*(?:(?:in|for|during|of|from|at the end of)\s+(?:the\s+)?"
+        r"(?:(?:fiscal|financial|calendar)\s+)?(?:year\s+)?)?((?:19|20)\d{2})\b"
     ),
     periods=PERIODS,
 )
