@@ -69,6 +69,7 @@ def _cover_bridge(
     confirmed, side_link = _role_hop(item, passage, anchors)
     if confirmed:
         return _confirmed_hop(item, passage)
+    side_link = side_link or _other_kind(item, passage)
     link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
     answer = _names_hop_answer(item, passage, anchors or context, items)
     if link < 1.0:
@@ -151,6 +152,19 @@ def _names_hop_answer(
         lambda: _hop_answers(others, items),
     )
     return bool(answers & passage.name_keys())
+
+
+def _other_kind(item: NeedItem, passage: PassageFeatures) -> bool:
+    """Tell whether the passage's page is of another kind than the asked role's holder.
+
+    "The incident commander of X" is a person: a page titled as a group ("Reliability
+    Guild") that X links to is no commander, only a side link.
+    """
+    lex = active()
+    if not item.roles or not frozenset(item.roles) & stemmed(lex.person_heads):
+        return False
+    head = passage.title.lower().split()[-1:] if passage.title else []
+    return bool(head) and head[0] in lex.organization_heads | lex.place_heads
 
 
 def _hop_within(item: NeedItem, passage: PassageFeatures) -> bool:

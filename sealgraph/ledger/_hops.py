@@ -230,6 +230,20 @@ def _reduced_relative(form: _Form, i: int) -> tuple[int, int] | None:
     return None
 
 
+def _opens_name_role(form: _Form, i: int) -> bool:
+    toks = form.toks
+    return toks[i] == _MASK and i >= 1 and i + 1 < len(toks) and toks[i - 1] in form.lex.determiners
+
+
+def _name_role(form: _Form, i: int) -> tuple[int, int] | None:
+    """Read a role noun after a name: "the Another Page performer" is its performer."""
+    lex = form.lex
+    role = form.toks[i + 1]
+    if role in lex.agent_roles or role in lex.person_heads:
+        return (i + 1, _nesting_weight(role))
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Construct:
     """A form that describes an unnamed entity, and how to read it."""
@@ -249,6 +263,7 @@ _CONSTRUCTS = (
     _Construct(_opens_indefinite, _indefinite_description, last_only=True),
     _Construct(_opens_same_as, _same_as),
     _Construct(_opens_reduced_relative, _reduced_relative),
+    _Construct(_opens_name_role, _name_role),
 )
 """The constructs a nesting is read from. A token opens at most one: the first that
 matches reads it, whether it finds a nesting or not."""

@@ -481,7 +481,8 @@ ENGLISH = Lexicon(
     ),
     role_patterns=(
         re.compile(
-            r"\b(?:the|a|an|its|his|her|their)\s+([a-z]+)\s+(?:of|who|whose|that|which)\b", re.I
+            r"\b(?:the|a|an|its|his|her|their)\s+(?:[a-z]+\s+)?([a-z]+)\s+(?:of|who|whose|that|which)\b",
+            re.I,
         ),
         re.compile(r"['’]s\s+([a-z]+)\b", re.I),
         re.compile(r"\bwhose\s+([a-z]+)\b", re.I),
