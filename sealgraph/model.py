@@ -214,7 +214,8 @@ class NeedItem:
     words: tuple[str, ...] = ()
     """Words the need's passage must write: a ``chain`` need's stemmed relation words
     of that hop (empty when not read); an ``entity`` need's year the question gives
-    that entity ("X in 2019")."""
+    that entity and the stems of the asked attribute ("X's shareholder equity in
+    2019": 2019, sharehold, equiti)."""
 
     def term_weights(self) -> Mapping[str, float]:
         """Word → weight of a ``terms`` or ``relation`` need (uniform without weights).

@@ -100,8 +100,9 @@ def entity_years(needs: QuestionNeeds) -> dict[str, tuple[str, ...]]:
     """Return the years the question gives each named document: "X in 2019 and Y in 2021".
 
     A year written right after a name (after a preposition or a possessive, a few
-    words at most, no other name between) qualifies that name: its passage must write
-    the year. Years elsewhere ("the 1959 final") qualify no name.
+    words at most, no other name between) qualifies that name: its need is the year
+    and the asked attribute's stems, its passage the one that states the attribute.
+    Years elsewhere ("the 1959 final") qualify no name.
     """
     lex = active()
     question = needs.question
@@ -113,8 +114,29 @@ def entity_years(needs: QuestionNeeds) -> dict[str, tuple[str, ...]]:
         after = question[at + len(e.name) : at + len(e.name) + 40]
         m = lex.entity_year_re.match(after) if lex.entity_year_re else None
         if m:
-            out[e.key] = (m.group(1),)
+            out[e.key] = (m.group(1), *_attribute_stems(needs))
     return out
+
+
+def _attribute_stems(needs: QuestionNeeds) -> tuple[str, ...]:
+    """Stems of the attribute a question compares or asks ("shareholder equity").
+
+    Its relation words without the words that compare ("compare", "higher"), those
+    that name the answer's kind ("company") and years.
+    """
+    lex = active()
+    kinds = lex.organization_heads | lex.person_heads | lex.place_heads | lex.time_heads
+    words = [
+        w
+        for w in needs.relation_terms
+        if not w.isdigit()
+        and w not in kinds
+        and not lex.comparative_re.fullmatch(w)
+        and not lex.relating_re.fullmatch(w)
+        and not lex.more_re.fullmatch(w)
+        and not lex.less_re.fullmatch(w)
+    ]
+    return tuple(dict.fromkeys(stem(w) for w in words))
 
 
 def member_items(needs: QuestionNeeds) -> list[NeedItem]:
