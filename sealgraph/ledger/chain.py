@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from sealgraph.ledger._hop_coverage import ROLE_NAME_BONUS, _role_names
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.model import ChainHop, NeedItem, QuestionNeeds
-from sealgraph.text.lexicon import stem, stemmed_terms
+from sealgraph.text.lexicon import active, stem, stemmed_terms
 
 __all__ = ["describe_chain", "follow_chain", "next_hop"]
 
@@ -40,18 +40,50 @@ def _candidates(passage: PassageFeatures) -> list[tuple[int, str, str]]:
     return found
 
 
+def _kind(word: str) -> str:
+    """Return the kind a head noun names: ``organization``, ``place``, ``person`` or ""."""
+    lex = active()
+    if word in lex.organization_heads:
+        return "organization"
+    if word in lex.place_heads:
+        return "place"
+    return "person" if word in lex.person_heads or word in lex.agent_roles else ""
+
+
+def _name_kind(key: str, title: str) -> str:
+    """Return the kind a name reads as, from its last word or its page's title's."""
+    for text in (title, key):
+        words = text.lower().split()
+        kind = _kind(words[-1]) if words else ""
+        if kind in ("organization", "place"):
+            return kind
+    return ""
+
+
 def _answer(
-    passage: PassageFeatures, words: frozenset[str], roles: frozenset[str], skip: set[str]
+    passage: PassageFeatures,
+    words: frozenset[str],
+    roles: frozenset[str],
+    skip: set[str],
+    expect: str = "",
 ) -> tuple[float, str, str]:
     """Return the name a passage states as a hop's answer: ``(score, key, page)``.
 
     A name scores by the hop's relation words its sentence holds, plus a bonus when the
-    passage gives it the asked role; names of the question and earlier hops are skipped.
+    passage gives it the asked role; names of the question and earlier hops are skipped,
+    and so are names of another kind than the hop's head noun asks for ("the team that
+    owns X" is no gateway, "the incident commander" no guild).
     """
     in_role = _role_names(passage, roles, passage.role_linked_docs(roles)) if roles else frozenset()
+    titles = {m.targets[0]: m.surface for _, m in passage.mentions if len(m.targets) == 1}
     best = (0.0, "", "")
     for sent, key, page in _candidates(passage):
         if key in skip or set(stemmed_terms(key)) <= skip:
+            continue
+        kind = _name_kind(key, titles.get(page, ""))
+        if expect and kind and kind != expect:
+            continue
+        if expect == "organization" and not kind:
             continue
         score = len(words & passage.words_of_sentence(sent)) + (
             ROLE_NAME_BONUS if key in in_role else 0.0
@@ -129,10 +161,12 @@ class _Walk:
             return ChainHop(hop, self.entity, relation, "", "", self.page)
         answer, found = "", ""
         if hop < self.needs.hops:
-            scored = [(_answer(p, words, self.roles, self.skip), p) for p in pool]
+            expect = _kind(unstated[0]) if unstated else ""
+            scored = [(_answer(p, words, self.roles, self.skip, expect), p) for p in pool]
             (score, answer, found), passage = max(scored, key=lambda t: t[0][0])
             if not score:
-                return ChainHop(hop, self.entity, relation, "", passage.chunk_id, self.page)
+                # Its passages name no answer of the asked kind: the hop to ask for.
+                return ChainHop(hop, self.entity, relation, "", "", self.page)
         here = ChainHop(hop, self.entity, relation, answer, passage.chunk_id, self.page)
         if answer:
             self.stated |= words & passage.words
