@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from sealgraph.model import NeedEntity, QuestionNeeds, SetNeed
 from sealgraph.text.lexicon import PeriodWords, active, fold
+from sealgraph.text.lexicon import words as text_words
 
 __all__ = [
     "AskedPeriods",
@@ -33,6 +34,7 @@ __all__ = [
     "document_period",
     "narrow_by_period",
     "period_spans",
+    "period_words_read",
     "set_needs",
 ]
 
@@ -309,3 +311,28 @@ def set_needs(needs: QuestionNeeds, doc_period: Callable[[str], DocPeriod]) -> Q
     if not sets:
         return needs
     return dataclasses.replace(needs, sets=(*needs.sets, *sets))
+
+
+def period_words_read(before: QuestionNeeds, after: QuestionNeeds) -> QuestionNeeds:
+    """Drop from the relation words those of the period phrases the corpus reading used.
+
+    Once "the latest 10-Q" picked Intel's latest filing, or "over these quarters" made a
+    set of Intel's filings, those words name documents, not the asked relation: a
+    passage need not state "latest" or "quarters" to state Intel's gross margin.
+    """
+    narrowed = any(
+        len(a.targets) < len(b.targets)
+        for a, b in zip(after.entities, before.entities, strict=False)
+    )
+    if not (narrowed or len(after.sets) > len(before.sets)):
+        return after
+    words = _words()
+    if words is None:
+        return after
+    question = after.question
+    patterns = (*words.quarter_res, words.period_end_re, words.fiscal_year_re, words.code_re)
+    spans = [m.span() for p in patterns for m in p.finditer(question)]
+    spans += [m.span() for p in (words.recent_re, words.set_re) for m in p.finditer(question)]
+    used = {w for a, b in spans for w in text_words(question[a:b])}
+    kept = tuple(w for w in after.relation_terms if not set(text_words(w)) & used)
+    return dataclasses.replace(after, relation_terms=kept or after.relation_terms)

@@ -120,3 +120,11 @@ def test_the_gate_opens_until_every_member_is_covered(filings):
     assert "net sales" in query.text
     every = [c.chunk_id for d in NWLP for c in index.doc_chunks(d)[:1]]
     assert not [g for g in gap_spec(needs, items, kn.features(every)) if g.kind == "missing_entity"]
+
+
+def test_the_words_that_picked_the_documents_are_no_relation_words(filings):
+    latest = needs_of(filings, "What legal proceedings did Northwind disclose in its latest 10-Q?")
+    assert {"latest", "10", "q"}.isdisjoint(latest.relation_terms)
+    assert {"legal", "proceedings"} <= set(latest.relation_terms)
+    over = needs_of(filings, "How have Northwind's net sales changed across these quarters?")
+    assert "quarters" not in over.relation_terms and "sales" in over.relation_terms
