@@ -213,7 +213,8 @@ class NeedItem:
     """``chain`` needs: the hop they stand for (3 or more; the bridge is hop 2)."""
     words: tuple[str, ...] = ()
     """Words the need's passage must write: a ``chain`` need's stemmed relation words
-    of that hop (empty when not read); an ``entity`` need's year the question gives
+    of that hop (a ``bridge`` need's: those of the first hop, whose answer it
+    continues from; empty when not read); an ``entity`` need's year the question gives
     that entity and the stems of the asked attribute ("X's shareholder equity in
     2019": 2019, sharehold, equiti)."""
 

@@ -71,7 +71,8 @@ def _cover_bridge(
         return _confirmed_hop(item, passage)
     side_link = side_link or _other_kind(item, passage)
     link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
-    answer = _names_hop_answer(item, passage, anchors or context, items)
+    # Read from what the grade may read (the memo keys it on the anchors alone).
+    answer = _names_hop_answer(item, passage, anchors if entity_docs else context, items)
     if link < 1.0:
         sources = _name_sources(passage, anchors, context, entity_docs)
         if sources:
@@ -123,11 +124,30 @@ def scored_hop_names(
     return scored
 
 
-def _hop_answers(anchors: Sequence[PassageFeatures], items: Sequence[NeedItem]) -> frozenset[str]:
-    """Keys of the names the anchors state as the answer of the hop before: the best two."""
+def _hop_answers(
+    item: NeedItem, anchors: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> frozenset[str]:
+    """Keys of the names the anchors state as the answer of the hop before: the best two.
+
+    Every name an anchor writes counts (common or rare: "Amy Poehler" plays the part
+    whoever else names her), scored by the hop's own words in its sentence (the
+    question's words when the hop has none), plus the role bonus.
+    """
+    question = _question_words(items)
+    words = set(item.words) or question
     roles = frozenset(next((it.roles for it in items if it.roles), ()))
-    scored = scored_hop_names(anchors, _question_words(items), roles)
-    ranked = sorted(scored, key=lambda k: (-scored[k][0], k))
+    scored: dict[str, float] = {}
+    for p in anchors:
+        in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
+        for sent, key in p.written_names():
+            if key == p.topic or not _hop_name(key, question):
+                continue
+            score = len(words & p.text_sentence_words(sent)) + (
+                ROLE_NAME_BONUS if key in in_role else 0.0
+            )
+            if score > scored.get(key, 0.0):
+                scored[key] = score
+    ranked = sorted(scored, key=lambda k: (-scored[k], k))
     return frozenset(ranked[:_HOP_ANSWERS])
 
 
@@ -147,11 +167,11 @@ def _names_hop_answer(
     if not others:
         return False
     answers = remember(
-        (_hop_answers, frozenset(map(id, others)), id(items)),
-        (tuple(others), items),
-        lambda: _hop_answers(others, items),
+        (_hop_answers, id(item), frozenset(map(id, others)), id(items)),
+        (item, tuple(others), items),
+        lambda: _hop_answers(item, others, items),
     )
-    return bool(answers & passage.name_keys())
+    return passage.topic in answers or any(k in answers for _, k in passage.written_names())
 
 
 def _other_kind(item: NeedItem, passage: PassageFeatures) -> bool:

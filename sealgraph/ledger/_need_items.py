@@ -186,6 +186,9 @@ def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
             # Only the last hop holds the answer: a bridge of a longer chain is typeless.
             _TYPED.get(needs.answer_type) if needs.hops == 2 else None,
             roles=role_terms(needs.question),
+            words=tuple(sorted({stem(w) for w in needs.hop_relations[0]}))
+            if needs.hop_relations
+            else (),
         )
     ]
     # "Who leads the team that owns the system that caused X?": the answer is two

@@ -33,9 +33,10 @@ _RELATION_WORDS = 4
 def _candidates(passage: PassageFeatures) -> list[tuple[int, str, str]]:
     """Return ``(sentence, key, page)`` of the names a passage writes.
 
-    Rare proper names (no page: ``page`` is "") and the titles it links to (their page).
+    Every proper name it writes (no page: ``page`` is "") and the titles it links to
+    (their page).
     """
-    found = [(sent, key, "") for sent, key in passage.names]
+    found = [(sent, key, "") for sent, key in passage.written_names() if key != passage.topic]
     found.extend((sent, m.key, m.targets[0]) for sent, m in passage.mentions if len(m.targets) == 1)
     return found
 
@@ -85,7 +86,7 @@ def _answer(
             continue
         if expect == "organization" and not kind:
             continue
-        score = len(words & passage.words_of_sentence(sent)) + (
+        score = len(words & passage.text_sentence_words(sent)) + (
             ROLE_NAME_BONUS if key in in_role else 0.0
         )
         if score > best[0]:
@@ -98,8 +99,8 @@ def _about(passage: PassageFeatures, key: str, page: str) -> bool:
     return (
         passage.doc_id == page
         or passage.topic == key
-        or key in passage.name_keys()
         or key in passage.mentioned_keys()
+        or any(k == key for _, k in passage.written_names())
     )
 
 

@@ -9,11 +9,13 @@ qualifiers are dates, numbers and places found by the active lexicon's patterns
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.model import Facts, Provenance, Qualifier, Relation
+from sealgraph.text.chunking import split_sentences
 from sealgraph.text.lexicon import active, content_words, stemmed_terms, words
 from sealgraph.text.names import normalize_name, proper_names
 from sealgraph.types import Chunk
@@ -59,6 +61,25 @@ class PassageFeatures:
     def name_keys(self) -> set[str]:
         """Keys of the proper names the passage writes."""
         return {k for _, k in self.names}
+
+    def written_names(self) -> tuple[tuple[int, str], ...]:
+        """``(sentence, key)`` of every proper name the text writes, rare or not.
+
+        :attr:`names` keeps only the distinctive ones (they link passages by
+        themselves); a hop's answer is read among all of them ("Amy Poehler" is named
+        in many passages, and is still what this sentence says plays the part).
+        Sentences are those of :meth:`text_sentence_words`.
+        """
+        return _written_names(self.chunk_id, self.text)[0]
+
+    def text_sentence_words(self, i: int) -> frozenset[str]:
+        """Stemmed content words of sentence ``i`` of the text, as the splitter cuts it.
+
+        A passage stored as one sentence (a multi-hop QA paragraph) is still read
+        sentence by sentence here: which name a hop's words sit next to.
+        """
+        words_of = _written_names(self.chunk_id, self.text)[1]
+        return words_of[i] if i < len(words_of) else self.words
 
     def mentioned_keys(self) -> set[str]:
         """Normalised keys of every entity the passage mentions."""
@@ -180,6 +201,18 @@ def _words_before(text: str, start: int) -> list[str]:
     # Stop at a sentence end: a role word of the previous sentence says nothing.
     before = re.split(r"[.;!?]\s", text[max(0, start - 80) : start])[-1]
     return words(before)[-_ROLE_WORDS_BEFORE:]
+
+
+@functools.lru_cache(maxsize=20_000)
+def _written_names(
+    chunk_id: str, text: str
+) -> tuple[tuple[tuple[int, str], ...], tuple[frozenset[str], ...]]:
+    """Every proper name of ``text`` by sentence, and each sentence's stemmed words."""
+    spans = tuple(split_sentences(text)) or ((0, len(text)),)
+    names = tuple(
+        dict.fromkeys((_sentence_of(spans, start), key) for start, key in proper_names(text))
+    )
+    return names, tuple(stemmed_terms(text[a:b]) for a, b in spans)
 
 
 def _sentence_of(spans: tuple[tuple[int, int], ...], pos: int) -> int:
