@@ -131,16 +131,20 @@ def _hop_answers(
 
     Every name an anchor writes counts (common or rare: "Amy Poehler" plays the part
     whoever else names her), scored by the hop's own words in its sentence (the
-    question's words when the hop has none), plus the role bonus.
+    question's words when the hop has none), plus the role bonus; a name with a page
+    of its own is not read here (its page is the hop, linked by title).
     """
     question = _question_words(items)
-    words = set(item.words) or question
+    # The bridge reads hop 1's answer by hop 1's own words; a later hop's need holds its
+    # own words, not those of the hop before: the question's words read that one.
+    words = (set(item.words) if item.kind == "bridge" else set()) or question
     roles = frozenset(next((it.roles for it in items if it.roles), ()))
     scored: dict[str, float] = {}
     for p in anchors:
         in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
+        paged = p.mentioned_keys()  # a name with a page of its own links by title
         for sent, key in p.written_names():
-            if key == p.topic or not _hop_name(key, question):
+            if key == p.topic or key in paged or not _hop_name(key, question):
                 continue
             score = len(words & p.text_sentence_words(sent)) + (
                 ROLE_NAME_BONUS if key in in_role else 0.0
@@ -198,12 +202,16 @@ def _hop_within(item: NeedItem, passage: PassageFeatures) -> bool:
     """
     if not item.roles or item.qualifier_type not in ("date", "number"):
         return False
-    if passage.doc_id not in item.targets:
-        return False  # another option's document: that option's hop
+    if len(item.targets) != 1 or passage.doc_id not in item.targets:
+        # Another option's document, or one of several pages of one name (films of one
+        # title): no option's own passage.
+        return False
     if item.qualifier_type not in passage.qualifier_types():
         return False
-    roles = frozenset(item.roles)
-    if passage.role_linked_docs(roles):
+    # Only a role a person holds ("lead", "director"): a "wedding" holds nobody.
+    lex = active()
+    roles = frozenset(item.roles) & stemmed(lex.person_heads | lex.agent_roles)
+    if not roles or passage.role_linked_docs(roles):
         return False
     holders = passage.role_named_keys(roles) - {passage.topic}
     return any(not _former(passage.text, key) for key in holders)

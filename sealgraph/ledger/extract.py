@@ -182,17 +182,24 @@ def _role_after(text: str, start: int, n_words: int, terms: frozenset[str]) -> b
     """Tell whether the name of ``n_words`` words at ``start`` is given the role after it.
 
     "Oluwaseun Adebayo served as incident commander": a role word a few words after
-    the name, in its sentence, says who holds the role; "X, directed by Y" does not
-    (a "by" before or right after the role word gives the role to someone else).
+    the name, in its sentence, says who holds the role; "X, directed by Y" and "X was
+    directed" do not (a "by" before or right after the role word, or a passive, gives
+    the role to someone else).
     """
     lex = active()
-    after = re.split(r"[.;!?](?:\s|$)", text[start : start + 160])[0]
+    # A sentence ends at its mark, even one glued to the next ("Metrano.It was ...").
+    after = re.split(r"[.;!?](?:\s|$|(?=[A-Z]))", text[start : start + 160])[0]
     following = words(after)[n_words : n_words + _ROLE_WORDS_BEFORE]
+    # Only words that say "holds" may stand between ("X served as", "X is the"): in
+    # "a Shaw Brothers kung fu film directed by Y" the role is not the name's.
+    linking = lex.copulas | lex.determiners | lex.as_words | lex.holder_verbs
     for i, word in enumerate(following):
-        if word in lex.by_words:
-            return False
         if lex.stem(word) in terms:
-            return i + 1 >= len(following) or following[i + 1] not in lex.by_words
+            # "X was directed ...": passive, the role is someone else's.
+            passive = i > 0 and following[i - 1] in lex.copulas
+            return not passive and (i + 1 >= len(following) or following[i + 1] not in lex.by_words)
+        if word not in linking:
+            return False
     return False
 
 

@@ -435,6 +435,9 @@ class Lexicon:
     past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Question words that ask about the past ("did", "was", "first"): without one, a
     question asks who holds a role now, and a past holder is not the answer."""
+    holder_verbs: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
+    """Verbs that give a name the role after them ("X *served* as commander", "X
+    *became* director"): with copulas, determiners and "as", the only words between."""
     entity_year_re: re.Pattern[str] | None = field(default=None, metadata={"counted": False})
     """A year right after a name, group 1 the year: "X *in 2019*", "X*'s 2019* report"."""
     periods: PeriodWords | None = field(default=None, metadata={"counted": False})

@@ -517,6 +517,7 @@ ENGLISH = Lexicon(
         "did was were had used first former formerly originally previous previously initially "
         "once founding"
     ),
+    holder_verbs=_w("served serves acted acts became becomes remained remains stayed"),
     entity_year_re=re.compile(
         r"^\.?(?:['’]s)?,?\s*(?:(?:in|for|during|of|from|at the end of)\s+(?:the\s+)?"
         r"(?:(?:fiscal|financial|calendar)\s+)?(?:year\s+)?)?((?:19|20)\d{2})\b"
