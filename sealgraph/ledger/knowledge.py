@@ -53,6 +53,9 @@ if TYPE_CHECKING:  # pragma: no cover
 _MIN_NAME_DF = 5
 _NAME_DF_SHARE = 0.003
 
+_NAME_WRITERS = 200
+"""Chunks read to tell which documents write a name (:meth:`CorpusKnowledge.content_documents`)."""
+
 TABLES_FILE = "knowledge.json"
 """File in which index builds of earlier versions stored the corpus tables (listed in
 the index's manifest, so checksum-verified when the index is loaded); still read."""
@@ -362,7 +365,9 @@ class CorpusKnowledge:
         """Return the documents whose opening gives the name ``key`` on a line of its own.
 
         The openings of every document are read once, on the first call
-        (:class:`~sealgraph.ledger.content_links.ContentNames`).
+        (:class:`~sealgraph.ledger.content_links.ContentNames`). None when more of
+        the documents that write the name (among its best lexical matches) do not give
+        it on their opening than do: then it is a term of theirs, not their name.
         """
         names = self._content_names
         if names is None:
@@ -373,7 +378,16 @@ class CorpusKnowledge:
                             (doc_id, self.opening(doc_id)) for doc_id, _ in self.index.titles()
                         )
                 names = self._content_names
-        return names.documents(key)
+        docs = names.documents(key)
+        if not docs:
+            return docs
+        # A cover's name is the documents' own: most documents that write it at all
+        # give it on their cover. "CONFIDENTIAL INFORMATION", a heading in capitals
+        # in some agreements and a term of every one, names none of them.
+        with use_lexicon(self.lexicon):
+            hits = self.index.search_lexical(key, _NAME_WRITERS)
+        writers = {c.doc_id for c in self.index.get_chunks([h.chunk_id for h in hits])}
+        return docs if len(writers - set(docs)) <= len(docs) else ()
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
         """Return (cached) passage features for chunk ids, in order.
