@@ -129,10 +129,10 @@ def _hop_answers(
 ) -> frozenset[str]:
     """Keys of the names the anchors state as the answer of the hop before: the best two.
 
-    Every name an anchor writes counts (common or rare: "Amy Poehler" plays the part
-    whoever else names her), scored by the hop's own words in its sentence (the
-    question's words when the hop has none), plus the role bonus; a name with a page
-    of its own is not read here (its page is the hop, linked by title).
+    Only rare names link (a defined term every agreement writes, "Confidential
+    Materials", would link them all), scored by the hop's own words in its sentence
+    (the question's words when the hop has none), plus the role bonus; a name with a
+    page of its own is not read here (its page is the hop, linked by title).
     """
     question = _question_words(items)
     # The bridge reads hop 1's answer by hop 1's own words; a later hop's need holds its
@@ -143,10 +143,10 @@ def _hop_answers(
     for p in anchors:
         in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
         paged = p.mentioned_keys()  # a name with a page of its own links by title
-        for sent, key in p.written_names():
+        for sent, key in p.names:
             if key == p.topic or key in paged or not _hop_name(key, question):
                 continue
-            score = len(words & p.text_sentence_words(sent)) + (
+            score = len(words & p.words_of_sentence(sent)) + (
                 ROLE_NAME_BONUS if key in in_role else 0.0
             )
             if score > scored.get(key, 0.0):
@@ -175,7 +175,7 @@ def _names_hop_answer(
         (item, tuple(others), items),
         lambda: _hop_answers(item, others, items),
     )
-    return passage.topic in answers or any(k in answers for _, k in passage.written_names())
+    return passage.topic in answers or bool(answers & passage.name_keys())
 
 
 def _other_kind(item: NeedItem, passage: PassageFeatures) -> bool:
