@@ -15,7 +15,7 @@ from sealgraph.config import SealConfig
 from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
-from sealgraph.reasoning.answer import SpanText, answer_kind
+from sealgraph.reasoning.answer import AnswerAids, SpanText, answer_kind
 from sealgraph.reasoning.answerability import (
     Answerability,
     answerability,
@@ -127,6 +127,11 @@ def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
     return [SpanText(p["n"], p["doc_id"], p["title"], p["text"]) for p in packed]
 
 
+def answer_aids(index: SearchIndex, knowledge: CorpusKnowledge) -> AnswerAids:
+    """Return what the index lends the offline reader: its embedder (if any), its IDF."""
+    return AnswerAids(embed=index.embed_texts if index.has_dense else None, idf=knowledge.idf)
+
+
 def citations_for(
     packed: Sequence[dict[str, Any]], answer: GeneratedAnswer
 ) -> list[dict[str, Any]]:
@@ -223,7 +228,7 @@ def answer_from_evidence(
     support = reasoner.support(needs, items, feats).value
     result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)
     packed = packed_dicts(result)
-    outcome = reasoner.generate(needs, span_texts(packed), gaps)
+    outcome = reasoner.generate(needs, span_texts(packed), gaps, aids=answer_aids(index, kn))
     generated, found = judge_answer(
         question,
         packed,

@@ -45,11 +45,14 @@ from sealgraph.reasoning.answer._build import DECLINED
 from sealgraph.reasoning.answer._chains import FULL_COVER
 from sealgraph.reasoning.answer._compose import compose_answer, extractive_answer
 from sealgraph.reasoning.answer._kind import answer_head, answer_kind, asked_terms, question_hops
-from sealgraph.reasoning.answer._types import ComposedAnswer, OfflineAnswer, SpanText
+from sealgraph.reasoning.answer._reader import AnswerAids
+from sealgraph.reasoning.answer._types import AnswerStep, ComposedAnswer, OfflineAnswer, SpanText
 
 __all__ = [
     "DECLINED",
     "FULL_COVER",
+    "AnswerAids",
+    "AnswerStep",
     "ComposedAnswer",
     "OfflineAnswer",
     "SpanText",

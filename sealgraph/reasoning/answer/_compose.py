@@ -1,85 +1,68 @@
-"""The offline answer composer: the question form decides, a chain of sentences answers.
+"""The offline answer composer: the reader and the question's form decide, units answer.
 
-See :mod:`sealgraph.reasoning.answer` for how each question form is answered.
+See :mod:`sealgraph.reasoning.answer` for how each question form is answered. The
+reader (:mod:`._reader`) scores every unit of the context for each part the question
+asks; the composer then answers:
+
+* a question of several parts, each part by its own best unit;
+* a yes/no question by the values or statements its entities' sentences compare
+  (:func:`~._compare.yes_no`), else by the reader's deciding unit;
+* a choice by the option the compared values or relations select;
+* a table row the question names by its cell (:func:`~._rows.row_answer`);
+* anything else by the reader's best unit, unless the chain of sentences linked by
+  names (:func:`~._hops.chain_answer`, one sentence per hop) does as well: a
+  question asked in one sentence keeps its chain when the reader's best unit does
+  not score clearly higher (:data:`READER_MARGIN`) than every sentence of it.
+
+It declines when no unit states what a part asks together (:data:`HELD_MIN`, the
+combination the reader reads: the asked relation and its qualifiers in one unit).
+Every decision is kept in the answer's :class:`~._types.AnswerStep` for the trace.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.reasoning.answer._build import build_answer, decline, missing_text, with_gaps
-from sealgraph.reasoning.answer._chains import Chain, best_chain, reaches
+from sealgraph.reasoning.answer._build import decline, with_gaps
 from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
-from sealgraph.reasoning.answer._context import Context, Sentence
-from sealgraph.reasoning.answer._kind import answer_head, answer_kind, question_hops
+from sealgraph.reasoning.answer._context import Context
+from sealgraph.reasoning.answer._hops import chain_answer
+from sealgraph.reasoning.answer._kind import answer_kind
+from sealgraph.reasoning.answer._pick import held_share, polar_answer, reader_answer
+from sealgraph.reasoning.answer._reader import (
+    AnswerAids,
+    Reading,
+    asked_parts,
+    asked_sentence,
+    options_modify,
+    read_parts,
+    score_unit,
+)
 from sealgraph.reasoning.answer._rows import row_answer
+from sealgraph.reasoning.answer._step import answer_step
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike, OfflineAnswer, SpanText
-from sealgraph.reasoning.answer._values import VALUED_KINDS, best_value, short_value
+from sealgraph.text.chunking import split_sentences
 
-__all__ = ["compose_answer", "extractive_answer"]
+__all__ = ["HELD_MIN", "READER_MARGIN", "compose_answer", "extractive_answer"]
 
+READER_MARGIN = 0.25
+"""Share of its own score by which the reader's best unit must beat every sentence of
+the chain for a one-sentence question's answer to be the reader's (chosen on half a
+of HotpotQA and FastAPI)."""
 
-def _chain_answer(ctx: Context, kind: str, gaps: Sequence[GapLike]) -> ComposedAnswer | None:
-    hops = question_hops(ctx.needs)
-    head = answer_head(ctx.needs.question)
-    chain = best_chain(ctx, kind, hops, head)
-    if chain is None:
-        return None
-    cover = ctx.coverage(chain.covered)
-    anchored = ctx.anchored(chain.sentences[0])
-    reached = reaches(ctx, chain, hops)
-    short = ""
-    if kind in VALUED_KINDS and reached:
-        short = short_value(ctx, chain.sentences[-1], kind, set(chain.links), head)
-    valued = kind in VALUED_KINDS and any(
-        best_value(ctx, x, kind, set(chain.links), head) for x in chain.sentences
-    )
-    if not (cover > 0 or (anchored and (not ctx.relation or valued))):
-        return None
-    if reached:
-        confidence = min(1.0, 0.3 + 0.5 * cover + (0.2 if anchored else 0.0)) if short else 0.0
-        # Without a short answer the sentences may only be about the topic: when the
-        # gate left gaps open, say what it found missing.
-        missing = "" if short or not gaps else missing_text(ctx, gaps)
-        return build_answer(ctx, kind, short, chain.sentences, confidence, missing)
-    # A hop is missing: show what the context has, the chain so far and the sentence
-    # closest to the answer, and say what is missing.
-    sentences = list(chain.sentences)
-    if kind in VALUED_KINDS:
-        best = _closest_to_answer(ctx, kind, chain, head, sentences)
-        if best is not None and ctx.coverage(best.terms) > 0:
-            sentences.append(best)
-    return build_answer(ctx, kind, "", sentences, 0.0, missing_text(ctx, gaps))
+HELD_MIN = 0.0
+"""Least share of a part's word weight one unit must state together for an answer."""
 
-
-def _closest_to_answer(
-    ctx: Context, kind: str, chain: Chain, head: str, sentences: Sequence[Sentence]
-) -> Sentence | None:
-    """Return the sentence outside ``sentences`` that comes closest to the answer.
-
-    It holds a value of the expected kind; the most relation coverage wins, then the
-    best-fitting value, then the earliest sentence. None when no other sentence holds one.
-    """
-    closest = [
-        s
-        for s in ctx.sentences
-        if s not in sentences and best_value(ctx, s, kind, set(chain.links), head)
-    ]
-    if not closest:
-        return None
-    return max(
-        closest,
-        key=lambda s: (
-            ctx.coverage(s.terms),
-            (best_value(ctx, s, kind, set(chain.links), head) or (0.0, ""))[0],
-            -s.order,
-        ),
-    )
+_Route = tuple[ComposedAnswer | None, str]
 
 
 def compose_answer(
-    needs: QuestionNeeds, spans: Sequence[SpanText], gaps: Sequence[GapLike] = ()
+    needs: QuestionNeeds,
+    spans: Sequence[SpanText],
+    gaps: Sequence[GapLike] = (),
+    aids: AnswerAids | None = None,
 ) -> ComposedAnswer:
     """Compose the offline answer from the packed spans (see the module docstring).
 
@@ -89,10 +72,12 @@ def compose_answer(
         gaps: Gaps the sufficiency gate left open: they say what is missing when the
             answer declines or a hop is not in the context; they never, alone, make
             the composer decline.
+        aids: What the index lends the reader (its embedder, its word weights);
+            None reads by the context's own words.
 
     Returns:
-        The :class:`ComposedAnswer`; ``insufficient`` only when no sentence of the
-        context answers anything the question asks.
+        The :class:`ComposedAnswer`; ``insufficient`` when no unit of the context
+        states what the question asks.
 
     """
     kind = answer_kind(needs)
@@ -101,22 +86,96 @@ def compose_answer(
     ctx = Context(needs, spans)
     if not ctx.sentences:
         return decline(ctx, kind, gaps)
-    got: ComposedAnswer | None = None
+    readings = read_parts(ctx, asked_parts(needs), aids)
+    held = min((held_share(r) for r in readings), default=0.0)
+    if held < HELD_MIN:
+        why = _unstated(readings)
+        got = decline(ctx, kind, gaps, why)
+        return dataclasses.replace(got, step=answer_step(readings, "declined", why, held))
+    got, why = _answer(ctx, kind, readings, gaps)
+    if got is None:
+        got = decline(ctx, kind, gaps)
+        why = why or "no unit of the context answers anything the question asks"
+        return dataclasses.replace(got, step=answer_step(readings, "declined", why, held))
+    got = with_gaps(ctx, got, gaps)
+    return dataclasses.replace(got, step=answer_step(readings, _route(why), why, held))
+
+
+def _route(why: str) -> str:
+    return why.split(":", 1)[0]
+
+
+def _unstated(readings: Sequence[Reading]) -> str:
+    """Say which part no unit states: its words the best unit lacks."""
+    reading = min(readings, key=held_share)
+    best = reading.best
+    held = best.held if best is not None else frozenset()
+    lacking = [t for t, _ in sorted(reading.weights.items(), key=lambda x: -x[1]) if t not in held]
+    words = ", ".join(f"'{t}'" for t in lacking[:4])
+    return f"no passage states {words} together with the rest of '{reading.part.text}'"
+
+
+def _answer(
+    ctx: Context, kind: str, readings: Sequence[Reading], gaps: Sequence[GapLike]
+) -> _Route:
+    """Answer by the question's form, then the reader or the chain (module docstring)."""
+    needs = ctx.needs
+    asked = asked_sentence(needs.question)
+    if kind == "choice" and options_modify(asked, needs.options):
+        kind = answer_kind(dataclasses.replace(needs, answer_type="other", options=()))
+    if len(readings) > 1:
+        return reader_answer(ctx, readings), "parts: each part is answered by its best unit"
     if kind == "yes_no":
-        got = yes_no(ctx)
-    elif kind == "choice" or (
-        needs.structure == "comparison" and len(needs.entities) >= 2 and value_kind(needs.question)
+        return _polar(ctx, readings)
+    if kind == "choice" or (
+        needs.structure == "comparison" and len(needs.entities) >= 2 and value_kind(asked)
     ):
         got = choice(ctx)
-        if got is not None and not got.short and kind != "choice":
-            got = None
-    if got is None and kind != "yes_no":
-        got = row_answer(ctx, kind)
-    if got is None:
-        got = _chain_answer(ctx, kind, gaps)
-    if got is None:
-        return decline(ctx, kind, gaps)
-    return with_gaps(ctx, got, gaps)
+        if got is not None and (got.short or kind == "choice"):
+            return got, "compare: the option the compared values or relations select"
+    row = row_answer(ctx, kind)
+    if row is not None:
+        return row, "row: the cell of the row the question names, under the column it asks"
+    return _prefer(ctx, chain_answer(ctx, kind, gaps), readings)
+
+
+def _polar(ctx: Context, readings: Sequence[Reading]) -> _Route:
+    got = yes_no(ctx)
+    if got is not None and got.short:
+        return (
+            got,
+            "compare: the verdict of the sentences the entities' values or statements decide",
+        )
+    polar = polar_answer(ctx, readings[0])
+    if polar is not None and (polar.short or got is None):
+        return polar, "polar: the unit that states what the question asks decides yes or no"
+    return got, "compare: no sentence decides yes or no"
+
+
+def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Reading]) -> _Route:
+    """Choose the reader's answer or the chain's (see the module docstring)."""
+    read = reader_answer(ctx, readings)
+    if read is None:
+        return chain, "chain: the reader found no unit"
+    if chain is None:
+        return read, "reader: no chain of sentences states anything asked"
+    if len(split_sentences(ctx.needs.question)) > 1:
+        return read, "reader: the last sentence asks, the sentences before it set the scope"
+    best = readings[0].best
+    support = set(chain.support)
+    units = [u for u in ctx.sentences if (u.n, u.text) in support]
+    if best is None or not best.value or not units:
+        return chain, "chain: the reader's best unit holds no value of the asked kind"
+    chained = max(score_unit(ctx, readings[0], u) for u in units)
+    if best.score - chained > READER_MARGIN * best.score:
+        return read, (
+            f"reader: [{best.unit.n}] scores {best.score:.2f}, the chain's best sentence "
+            f"{chained:.2f}"
+        )
+    return chain, (
+        f"chain: its best sentence scores {chained:.2f}, near the reader's best unit "
+        f"[{best.unit.n}] ({best.score:.2f})"
+    )
 
 
 def extractive_answer(needs: QuestionNeeds, spans: Sequence[SpanText]) -> OfflineAnswer:

@@ -89,6 +89,7 @@ from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from sealgraph.errors import ConfigError
+from sealgraph.text.lexicon._reader import ReaderWords
 
 __all__ = [
     "WORD_RE",
@@ -433,6 +434,9 @@ class Lexicon:
     past_question_words: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Question words that ask about the past ("did", "was", "first"): without one, a
     question asks who holds a role now, and a past holder is not the answer."""
+    reader: ReaderWords = field(default=ReaderWords(), metadata={"counted": False})
+    """Answer-type and structure cues and relation synonyms of the offline reader
+    (:class:`~sealgraph.text.lexicon._reader.ReaderWords`)."""
 
     def __post_init__(self) -> None:
         local = threading.local()  # PyStemmer objects must not be shared between threads

@@ -11,6 +11,7 @@ import re
 from types import MappingProxyType
 
 from sealgraph.text.lexicon import Lexicon
+from sealgraph.text.lexicon._reader import ReaderWords
 
 
 def _w(text: str) -> frozenset[str]:
@@ -38,6 +39,11 @@ _PROPERTY_HEADS = _ATTRIBUTE_NOUNS | _w(
     "figure length width depth weight speed score rank status nature content contents "
     "detail details aspect extent degree example lot lots number numbers names years "
     "dates ages"
+)
+# Words that open a question (after a comma: a second part of it).
+_ASKING_OPENERS = (
+    "what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|has|"
+    "have|had|will|would|should|shall|may"
 )
 _DETERMINERS = _w("the a an this these those its his her their our your")
 _COPULAS = _w("is was are were 's ’s")
@@ -211,11 +217,7 @@ ENGLISH = Lexicon(
         r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may)\b",
         re.I,
     ),
-    asking_re=re.compile(
-        r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|"
-        r"did|can|could|has|have|had|will|would|should|shall|may|in what|in which)\b",
-        re.I,
-    ),
+    asking_re=re.compile(rf"\?\s*$|^\s*(?:{_ASKING_OPENERS}|in what|in which)\b", re.I),
     clause_end_re=re.compile(
         r"\s*[;:]\s+|(?<=[.!?])\s+(?=(?:What|Which|Who|Whom|Whose|When|Where|Why|How|Is|Are|"
         r"Was|Were|Do|Does|Did|Can|Could|Has|Have|Had|Will|Would|Should)\b)"
@@ -423,6 +425,43 @@ ENGLISH = Lexicon(
     past_question_words=_w(
         "did was were had used first former formerly originally previous previously initially "
         "once founding"
+    ),
+    reader=ReaderWords(
+        version_heads=_w("version versions release releases"),
+        number_heads=_w("code codes port ports"),
+        code_heads=_w(
+            "decorator function method class parameter argument option setting variable "
+            "header attribute field module package library command flag key property keyword "
+            "exception endpoint"
+        ),
+        time_units=_w(
+            "millisecond milliseconds ms second seconds sec secs minute minutes min mins hour "
+            "hours day days week weeks month months year years"
+        ),
+        duration_words=_w("long often"),
+        default_words=_w("default defaults"),
+        condition_words=_w("if when unless whenever while once after before since"),
+        # "Defaults to `500`", "Default: 2", "(default: `auto`)", "the default is 30".
+        default_re=re.compile(
+            r"\b(?:defaults? (?:to|is|value is)|default(?: value)?:|default =)\s*"
+            r"(`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;()]+(?: (?:"
+            r"seconds?|minutes?|hours?|days?|bytes?|[kKmMgG]i?B))?)",
+            re.IGNORECASE,
+        ),
+        procedure_re=re.compile(
+            r"^\s*(?:how (?:do|can|could|should|would|may|might) (?:i|we|you|one)\b|how to\b)",
+            re.IGNORECASE,
+        ),
+        part_split_re=re.compile(rf"[,;]\s*(?:and|but|or)\s+(?=(?:{_ASKING_OPENERS})\b)", re.I),
+        # Only relations a sentence states in other words with the same meaning; words
+        # with a second, unrelated sense ("ship", "run", "found") are left out.
+        synonyms=(
+            ("launch", "go live", "went live", "gone live", "goes live", "roll out", "debut"),
+            ("add", "introduce"),
+            ("remove", "drop"),
+            ("acquire", "buy", "purchase"),
+            ("establish", "set up", "incorporate"),
+        ),
     ),
 )
 """The English lexicon (the default of :func:`sealgraph.text.lexicon.active`)."""
