@@ -129,7 +129,12 @@ def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
 
 def answer_aids(index: SearchIndex, knowledge: CorpusKnowledge) -> AnswerAids:
     """Return what the index lends the offline reader: its embedder (if any), its IDF."""
-    return AnswerAids(embed=index.embed_texts if index.has_dense else None, idf=knowledge.idf)
+    df = knowledge.document_frequency
+    if not index.has_dense:
+        return AnswerAids(idf=knowledge.idf, frequency=df)
+    return AnswerAids(
+        embed=index.embed_texts, idf=knowledge.idf, frequency=df, embedder=index.embedder_name
+    )
 
 
 def citations_for(

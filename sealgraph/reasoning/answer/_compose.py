@@ -22,7 +22,7 @@ Every decision is kept in the answer's :class:`~._types.AnswerStep` for the trac
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer._build import decline, with_gaps
@@ -30,30 +30,42 @@ from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
 from sealgraph.reasoning.answer._context import Context
 from sealgraph.reasoning.answer._hops import chain_answer
 from sealgraph.reasoning.answer._kind import answer_kind
-from sealgraph.reasoning.answer._pick import held_share, polar_answer, reader_answer
+from sealgraph.reasoning.answer._pick import held_share, polar_answer, polar_verdict, reader_answer
 from sealgraph.reasoning.answer._reader import (
     AnswerAids,
     Reading,
     asked_parts,
     asked_sentence,
+    candidate,
     options_modify,
     read_parts,
-    score_unit,
 )
 from sealgraph.reasoning.answer._rows import row_answer
 from sealgraph.reasoning.answer._step import answer_step
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike, OfflineAnswer, SpanText
 from sealgraph.text.chunking import split_sentences
+from sealgraph.text.lexicon import content_words, stem
 
 __all__ = ["HELD_MIN", "READER_MARGIN", "compose_answer", "extractive_answer"]
 
-READER_MARGIN = 0.25
+READER_MARGIN = 0.3
 """Share of its own score by which the reader's best unit must beat every sentence of
 the chain for a one-sentence question's answer to be the reader's (chosen on half a
 of HotpotQA and FastAPI)."""
 
-HELD_MIN = 0.0
-"""Least share of a part's word weight one unit must state together for an answer."""
+HELD_MIN = 0.45
+"""Share of a part's word weight one unit must state together, below which the answer
+declines when no unit is close to the part under the embedder either
+(:data:`UNSTATED_SIMILARITY`)."""
+
+UNSTATED_SIMILARITY: Mapping[str, float] = {
+    "sentence-transformers/all-MiniLM-L6-v2": 0.6,
+    "sealgraph/all-MiniLM-L6-v2-static-v1": 0.6,
+}
+"""Per embedder, the cosine similarity below which no unit states what a part asks.
+
+Calibrated on half a of the dev sets (docs/benchmarks.md); an embedder not listed
+here never declines by similarity (only a part no unit writes a word of declines)."""
 
 _Route = tuple[ComposedAnswer | None, str]
 
@@ -88,31 +100,78 @@ def compose_answer(
         return decline(ctx, kind, gaps)
     readings = read_parts(ctx, asked_parts(needs), aids)
     held = min((held_share(r) for r in readings), default=0.0)
-    if held < HELD_MIN:
-        why = _unstated(readings)
-        got = decline(ctx, kind, gaps, why)
+    why = unstated(ctx, readings, aids)
+    if why:
+        got = decline(ctx, kind, gaps, "; ".join(m for m in (_typos(readings), why) if m))
         return dataclasses.replace(got, step=answer_step(readings, "declined", why, held))
     got, why = _answer(ctx, kind, readings, gaps)
     if got is None:
         got = decline(ctx, kind, gaps)
         why = why or "no unit of the context answers anything the question asks"
+        if _typos(readings):
+            got = dataclasses.replace(got, missing=f"{_typos(readings)}; {got.missing}")
         return dataclasses.replace(got, step=answer_step(readings, "declined", why, held))
     got = with_gaps(ctx, got, gaps)
+    typos = _typos(readings)
+    if typos:
+        # The question writes a word no document holds: the answer reads it as the
+        # word the context writes, and says so.
+        missing = "; ".join(m for m in (typos, got.missing) if m)
+        got = dataclasses.replace(got, missing=missing, confidence=got.confidence / 2)
     return dataclasses.replace(got, step=answer_step(readings, _route(why), why, held))
+
+
+def _typos(readings: Sequence[Reading]) -> str:
+    pairs = dict(pair for r in readings for pair in r.part.typos)
+    return "; ".join(
+        f"the documents never write '{asked}': read as '{written}'"
+        for asked, written in pairs.items()
+    )
 
 
 def _route(why: str) -> str:
     return why.split(":", 1)[0]
 
 
-def _unstated(readings: Sequence[Reading]) -> str:
-    """Say which part no unit states: its words the best unit lacks."""
-    reading = min(readings, key=held_share)
-    best = reading.best
+def unstated(ctx: Context, readings: Sequence[Reading], aids: AnswerAids | None) -> str:
+    """Say which asked part no unit states ("" when every part is stated).
+
+    A part is not stated when no unit writes any of its words (in a question of
+    several parts: one part alone is answered or declined as before); when no unit holds
+    :data:`HELD_MIN` of its word weight together and none is as close to it as the
+    embedder's calibrated :data:`UNSTATED_SIMILARITY`; or, in a question of several
+    parts, when its yes/no part is decided by no unit ("Does X ship a rate limiter,
+    and how do I use it?").
+    """
+    floor = UNSTATED_SIMILARITY.get(aids.embedder or "") if aids is not None else None
+    if ctx.needs.structure == "comparison":
+        floor = None  # each compared entity is stated in its own unit, never all together
+    for reading in readings:
+        similar = reading.similarity
+        if reading.held <= 0 and len(readings) > 1:
+            return _lacking(reading, "no passage writes a word of")
+        if (
+            reading.held < HELD_MIN
+            and floor is not None
+            and similar is not None
+            and similar < floor
+        ):
+            return _lacking(reading, "no passage states together")
+        if len(readings) > 1 and reading.part.value == "polar" and not polar_verdict(ctx, reading):
+            return f"no passage says whether {reading.part.text.rstrip('?')}"
+    return ""
+
+
+def _lacking(reading: Reading, says: str) -> str:
+    """Name the part and the heaviest of its words its best-holding unit lacks."""
+    best = max(reading.ranked, key=lambda c: c.features.get("lexical", 0.0), default=None)
     held = best.held if best is not None else frozenset()
-    lacking = [t for t, _ in sorted(reading.weights.items(), key=lambda x: -x[1]) if t not in held]
-    words = ", ".join(f"'{t}'" for t in lacking[:4])
-    return f"no passage states {words} together with the rest of '{reading.part.text}'"
+    weights = reading.weights
+    written = [w for w in dict.fromkeys(content_words(reading.part.text)) if stem(w) in weights]
+    written.sort(key=lambda w: -weights[stem(w)])
+    lacking = ", ".join([f"'{w}'" for w in written if stem(w) not in held][:4])
+    tail = f" (none holds {lacking})" if lacking else ""
+    return f"{says} '{reading.part.text.rstrip('?')}'{tail}"
 
 
 def _answer(
@@ -161,12 +220,21 @@ def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Readi
         return read, "reader: no chain of sentences states anything asked"
     if len(split_sentences(ctx.needs.question)) > 1:
         return read, "reader: the last sentence asks, the sentences before it set the scope"
+    if any(r.part.typos for r in readings):
+        return read, "reader: the question misspells a word the context writes"
     best = readings[0].best
     support = set(chain.support)
     units = [u for u in ctx.sentences if (u.n, u.text) in support]
-    if best is None or not best.value or not units:
+    if best is None or not units:
+        return chain, "chain: the reader found no unit"
+    relation = max(candidate(ctx, readings[0], u).features["relation"] for u in units)
+    if best.features["relation"] > relation:
+        return read, (
+            f"reader: [{best.unit.n}] states the asked relation, the chain's sentences do not"
+        )
+    if not best.value:
         return chain, "chain: the reader's best unit holds no value of the asked kind"
-    chained = max(score_unit(ctx, readings[0], u) for u in units)
+    chained = max(candidate(ctx, readings[0], u).score for u in units)
     if best.score - chained > READER_MARGIN * best.score:
         return read, (
             f"reader: [{best.unit.n}] scores {best.score:.2f}, the chain's best sentence "

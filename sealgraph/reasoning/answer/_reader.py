@@ -32,8 +32,9 @@ from typing import Any
 from sealgraph.packing.scoring import phrase, terms
 from sealgraph.reasoning.answer._context import TOKEN, Context, Sentence, synonym_keys
 from sealgraph.reasoning.answer._kind import answer_head, answer_kind, asked_terms, in_heads
-from sealgraph.reasoning.answer._values import NAME_KINDS, name_candidates
+from sealgraph.reasoning.answer._values import NAME_KINDS, best_value, name_candidates
 from sealgraph.text.chunking import split_sentences
+from sealgraph.text.edits import nearest_written
 from sealgraph.text.lexicon import active, stem
 from sealgraph.text.names import fold
 from sealgraph.text.readable import readable
@@ -79,6 +80,12 @@ class AnswerAids:
     """The index's embedder: texts to unit vectors (one row each), or None without one."""
     idf: Callable[[str], float] | None = None
     """A stemmed word's inverse document frequency in the corpus."""
+    frequency: Callable[[str], int] | None = None
+    """Chunks of the corpus holding a stemmed word (a question word none holds, close to
+    a word of the context, is read as that word: a typo)."""
+    embedder: str | None = None
+    """The embedder's name (its similarity threshold for declining is calibrated per
+    model, :data:`~sealgraph.reasoning.answer._compose.UNSTATED_SIMILARITY`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,9 @@ class Part:
     """The stemmed words of the relation it asks ("own" in "What does PPT own?")."""
     head: str = ""
     """The stemmed head noun of its "which/what <head>" phrase ("" when none)."""
+    typos: tuple[tuple[str, str], ...] = ()
+    """``(as asked, as the context writes it)`` of each word of the part that no chunk
+    holds and that is read as a word of the context it is one or two edits from."""
     conditions: frozenset[str] = frozenset()
     """Words only its opening conditions write ("When checking the password, …"): they
     weigh half."""
@@ -134,6 +144,9 @@ class Reading:
     """Each of the part's words' weight."""
     held: float = 0.0
     """The largest share of the part's word weight one unit states (its lexical feature)."""
+    similarity: float | None = None
+    """The largest cosine similarity of the part and a unit under the embedder (None
+    without one)."""
 
     @property
     def best(self) -> Candidate | None:
@@ -244,8 +257,12 @@ def _partitive_head(words: list[str]) -> str:
     """Return the noun of "which of those *headers*" ("" when the part has none)."""
     lex = active()
     for i, w in enumerate(words[:-2]):
-        if w in lex.selective_wh and words[i + 1] in lex.of_words:
-            rest = [x for x in words[i + 2 : i + 5] if x not in lex.stop_words]
+        if (
+            w in lex.selective_wh
+            and words[i + 1] in lex.of_words
+            and words[i + 2] in lex.determiners
+        ):
+            rest = [x for x in words[i + 3 : i + 6] if x not in lex.stop_words]
             return rest[0] if rest else ""
     return ""
 
@@ -265,9 +282,16 @@ def asked_relation(text: str) -> frozenset[str]:
     aux = next((i for i, w in enumerate(words[:6]) if w in lex.asking_auxiliaries), None)
     if aux is not None and aux + 2 < len(words):
         subject, verb = raw[aux + 1], words[aux + 2]
-        # "does PPT own", "does FastAPI run", "do I use": a name or a pronoun, then the verb.
-        named = subject[:1].isupper() or fold(subject) in lex.stop_words
-        if named and verb not in lex.stop_words and not raw[aux + 2][:1].isupper():
+        # "does PPT own", "does FastAPI run", "do I use": a name or a pronoun, then the
+        # verb, a function word or not ("own" is one).
+        named = subject[:1].isupper() or fold(subject) in lex.reader.subject_pronouns
+        function = lex.asking_auxiliaries | lex.determiners | lex.question_prepositions
+        if (
+            named
+            and verb.isalpha()
+            and verb not in function | lex.wh_words
+            and raw[aux + 2].islower()
+        ):
             out.add(stem(verb))
     found = frozenset(t for t in out if t)
     return found | synonym_keys(" ".join(sorted(found)))
@@ -303,6 +327,7 @@ def read_parts(ctx: Context, parts: Sequence[Part], aids: AnswerAids | None) -> 
     Every unit is scored without the embedder first; the :data:`DENSE_POOL` best of
     each part are then embedded (one batch for all parts) and scored again with it.
     """
+    parts = [_read_typos(ctx, part, aids) for part in parts]
     weights = [_weights(ctx, part, aids) for part in parts]
     ranked = [
         sorted(
@@ -321,7 +346,8 @@ def read_parts(ctx: Context, parts: Sequence[Part], aids: AnswerAids | None) -> 
                 (_candidate(ctx, part, u, weights[i], dense[i][u.order]) for u in pools[i]),
                 key=lambda c: (-round(c.score, 9), c.unit.order),
             )
-        out.append(Reading(part, tuple(ranked[i][:_TOP]), weights[i], held[i]))
+        similar = max((c.features["dense"] for c in ranked[i]), default=0.0) if dense else None
+        out.append(Reading(part, tuple(ranked[i][:_TOP]), weights[i], held[i], similar))
     return out
 
 
@@ -358,12 +384,40 @@ def _embed_text(unit: Sentence) -> str:
     return f"{unit.heading}: {text}" if unit.heading else text
 
 
-def score_unit(ctx: Context, reading: Reading, unit: Sentence) -> float:
-    """Return the score of any unit for a reading's part (without the embedder)."""
+def candidate(ctx: Context, reading: Reading, unit: Sentence) -> Candidate:
+    """Return any unit scored for a reading's part (as ranked, else without the embedder)."""
     for c in reading.ranked:
         if c.unit is unit:
-            return c.score
-    return _candidate(ctx, reading.part, unit, reading.weights, None).score
+            return c
+    return _candidate(ctx, reading.part, unit, reading.weights, None)
+
+
+def _read_typos(ctx: Context, part: Part, aids: AnswerAids | None) -> Part:
+    """Read each word of the part that no chunk holds as the context word it misspells.
+
+    "Ledgerlinne" is read as "Ledgerline" when the context writes that: the part's
+    terms hold the written word's stem, and :attr:`Part.typos` keeps both forms.
+    """
+    if aids is None or aids.frequency is None:
+        return part
+    written: dict[str, str] = {}
+    for unit in ctx.sentences:
+        for m in TOKEN.finditer(unit.text):
+            written.setdefault(fold(m.group(0)), m.group(0))
+    typos: list[tuple[str, str]] = []
+    found = set(part.terms)
+    for word in dict.fromkeys(TOKEN.findall(part.text)):
+        t = stem(fold(word))
+        if t not in part.terms or aids.frequency(t) > 0:
+            continue
+        near = nearest_written(fold(word), written)
+        if near:
+            typos.append((word, written[near]))
+            found.discard(t)
+            found |= terms(near)
+    if not typos:
+        return part
+    return dataclasses.replace(part, terms=frozenset(found), typos=tuple(typos))
 
 
 def _weights(ctx: Context, part: Part, aids: AnswerAids | None) -> dict[str, float]:
@@ -418,13 +472,21 @@ def _held(ctx: Context, unit: Sentence) -> dict[str, float]:
         prev = ctx.sentences[unit.order - 1]
         if prev.doc_id == unit.doc_id:
             add(prev.terms, 0.5)
-    if not ctx.anchored(unit):
-        for a in ctx.sentences:
-            if a is not unit and ctx.anchored(a) and ctx.links(a, unit):
-                named = (a.mentions & unit.mentions) - ctx.anchors
-                add(a.terms, 0.5 if named else 0.25)
+    anchored = ctx.anchored(unit)
+    for a in ctx.sentences:
+        if a is unit:
+            continue
+        if (a.mentions & unit.mentions) - ctx.anchors:
+            add(a.terms, 0.5)  # both write a name the question does not
+        elif not anchored and ctx.anchored(a) and ctx.links(a, unit):
+            add(a.terms, 0.25)  # a unit about the question's entity names this document
     add(unit.terms, 1.0)
     return held
+
+
+def _stems(unit: Sentence) -> frozenset[str]:
+    """Every word of a unit stemmed, function words too ("owns" for "What does X own?")."""
+    return frozenset(stem(fold(w)) for w in TOKEN.findall(unit.text))
 
 
 def _candidate(
@@ -445,7 +507,10 @@ def _candidate(
     if value and part.value == "entity" and part.head not in own:
         typed = _WEAK_ENTITY  # any unit names something: only the asked head makes it fit
     structure = _structure(ctx, part, unit)
-    relation = sum(shares.get(t, 0.0) for t in part.relation) / max(1, len(part.relation))
+    stems = _stems(unit) if part.relation else frozenset()
+    relation = sum(1.0 if t in stems else shares.get(t, 0.0) for t in part.relation) / max(
+        1, len(part.relation)
+    )
     features = {
         "lexical": round(lexical, 4),
         "relation": round(relation, 4),
@@ -511,10 +576,18 @@ def unit_value(ctx: Context, part: Part, unit: Sentence) -> str:
         m = active().reader.default_re.search(unit.text)
         if m:
             return _strip_code(m.group(1))
+    if part.value in NAME_KINDS and part.value != "entity":
+        # People, organisations, places: the fit to the kind, a current holder for a
+        # present-tense question, then the nearest the relation (the chain's reading).
+        got = best_value(ctx, unit, part.value, set(), answer_head(part.text))
+        if got and phrase(got[1]) not in phrase(ctx.needs.question):
+            return got[1]
     cands = _values(ctx, part, unit)
     if not cands:
         return ""
-    rel = [m.start() for m in TOKEN.finditer(unit.text) if stem(fold(m.group(0))) in part.terms]
+    # Nearest the asked relation's words ("led by X" for "who leads"), else any of its words.
+    toks = [(m.start(), stem(fold(m.group(0)))) for m in TOKEN.finditer(unit.text)]
+    rel = [p for p, t in toks if t in part.relation] or [p for p, t in toks if t in part.terms]
     _pos, text = min(cands, key=lambda c: (min((abs(c[0] - r) for r in rel), default=0), c[0]))
     return _strip_code(text)
 
@@ -539,7 +612,7 @@ def _values(ctx: Context, part: Part, unit: Sentence) -> list[tuple[int, str]]:
         found = [(m.start(), m.group(0)) for m in _LITERAL.finditer(text)]
         found += _numbers(text, "number")
     elif kind in NAME_KINDS:
-        found = [(p, n) for p, n in name_candidates(ctx, unit, kind, set(), answer_head(part.text))]
+        found = name_candidates(ctx, unit, kind, set(), answer_head(part.text))
         if kind == "entity":
             found += _code_names(text) + _item_key(unit)
     else:

@@ -47,6 +47,8 @@ class ReaderWords:
     """Groups of words and phrases that state one relation ("launch", "go live",
     "release"): a unit stating one states what the question asks with another. Each
     member is written as the words a sentence uses; they are compared stemmed."""
+    subject_pronouns: frozenset[str] = frozenset()
+    """Pronouns that stand as a question's subject before its verb ("How do *I* use …")."""
     yes: str = "yes"
     """The short answer of a polar question the context confirms."""
     no: str = "no"

@@ -440,6 +440,7 @@ ENGLISH = Lexicon(
         ),
         duration_words=_w("long often"),
         default_words=_w("default defaults"),
+        subject_pronouns=_w("i we you they he she it one"),
         condition_words=_w("if when unless whenever while once after before since"),
         # "Defaults to `500`", "Default: 2", "(default: `auto`)", "the default is 30".
         default_re=re.compile(
