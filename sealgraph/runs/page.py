@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sealgraph.runs.answer_step import answer_step_section
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 from sealgraph.text.readable import readable
 
@@ -311,6 +312,7 @@ def run_section(
     parts = [
         _header(run, heading, facts, level),
         _answer_box(run),
+        answer_step_section(run.events, run.state, _e, lambda n: f"#{run.prefix}cite-{n}"),
         _llm_part(run),
         _needs_part(run),
         _slots_part(run),

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sealgraph.runs.answer_step import answer_step_lines
+
 __all__ = [
     "NodeCall",
     "duplicate_events",
@@ -339,7 +341,7 @@ def _answer_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]
         lines.append(f"           {verdict}; answerability {float(score):.2f}")
     if data.get("missing"):
         lines.append(f"           missing: {data['missing']}")
-    return lines
+    return lines + answer_step_lines(data.get("answer_step"))
 
 
 _EventRenderer = Callable[[str, str, Mapping[str, Any]], list[str]]

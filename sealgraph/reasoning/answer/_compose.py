@@ -69,6 +69,11 @@ here never declines by similarity (only a part no unit writes a word of declines
 
 _Route = tuple[ComposedAnswer | None, str]
 
+_WRITTEN_VALUES = ("version", "number", "amount", "duration", "date", "code", "literal")
+"""Answer values written in a form of their own (a version, a number, code…): found in a
+relevant unit, they answer better than a chain that reached no value. A name is
+not among them: any unit names something."""
+
 
 def compose_answer(
     needs: QuestionNeeds,
@@ -118,7 +123,8 @@ def compose_answer(
         # word the context writes, and says so.
         missing = "; ".join(m for m in (typos, got.missing) if m)
         got = dataclasses.replace(got, missing=missing, confidence=got.confidence / 2)
-    return dataclasses.replace(got, step=answer_step(readings, _route(why), why, held))
+    route, _, reason = why.partition(": ")
+    return dataclasses.replace(got, step=answer_step(readings, route, reason, held))
 
 
 def _typos(readings: Sequence[Reading]) -> str:
@@ -127,10 +133,6 @@ def _typos(readings: Sequence[Reading]) -> str:
         f"the documents never write '{asked}': read as '{written}'"
         for asked, written in pairs.items()
     )
-
-
-def _route(why: str) -> str:
-    return why.split(":", 1)[0]
 
 
 def unstated(ctx: Context, readings: Sequence[Reading], aids: AnswerAids | None) -> str:
@@ -232,8 +234,13 @@ def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Readi
         return read, (
             f"reader: [{best.unit.n}] states the asked relation, the chain's sentences do not"
         )
+    if readings[0].part.value == "procedure":
+        return read, "reader: a procedure is answered by the unit that states it and its code"
     if not best.value:
         return chain, "chain: the reader's best unit holds no value of the asked kind"
+    written = readings[0].part.value in _WRITTEN_VALUES
+    if written and (not chain.short or (best.unit in units and chain.short in best.value)):
+        return read, f"reader: [{best.unit.n}] holds a {readings[0].part.value} as asked"
     chained = max(candidate(ctx, readings[0], u).score for u in units)
     if best.score - chained > READER_MARGIN * best.score:
         return read, (

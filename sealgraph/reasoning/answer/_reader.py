@@ -451,7 +451,9 @@ _LOCAL_FLOOR = 0.5
 """Share of a word's corpus weight it keeps when every unit of the context holds it."""
 
 
-def _held(ctx: Context, unit: Sentence) -> dict[str, float]:
+def _held(
+    ctx: Context, unit: Sentence, part_terms: frozenset[str] = frozenset()
+) -> dict[str, float]:
     """Return the words a unit holds, each with the share of its weight it counts for.
 
     Its own words count whole; its heading's half; when it opens by referring back
@@ -467,7 +469,10 @@ def _held(ctx: Context, unit: Sentence) -> dict[str, float]:
             held[t] = max(held.get(t, 0.0), share)
 
     if unit.heading:
-        add(terms(unit.heading), 0.5)
+        # A heading that names only what the question names ("--retries") makes its
+        # units about that thing; any other heading counts half.
+        heading = terms(unit.heading)
+        add(heading, 1.0 if heading and heading <= part_terms else 0.5)
     if unit.order > 0 and active().anaphora_re.match(readable(unit.text)):
         prev = ctx.sentences[unit.order - 1]
         if prev.doc_id == unit.doc_id:
@@ -497,7 +502,7 @@ def _candidate(
     dense: float | None,
 ) -> Candidate:
     total = sum(weights.values())
-    shares = _held(ctx, unit)
+    shares = _held(ctx, unit, part.terms)
     own = unit.terms
     held = frozenset(t for t in weights if t in shares)
     got = sum(w * shares[t] for t, w in weights.items() if t in held)
@@ -639,21 +644,29 @@ def _numbers(text: str, kind: str) -> list[tuple[int, str]]:
             return amounts
     skip = [(m.start(), m.end()) for m in lex.date_re.finditer(text)]
     skip += [(m.start(), m.end()) for m in _VERSION.finditer(text)]
-    return [
-        (m.start(), m.group(0))
-        for m in lex.number_re.finditer(text)
-        if not any(a <= m.start() < b for a, b in skip)
-    ]
+    measures = lex.reader.measure_units | lex.reader.time_units
+    out = []
+    for m in lex.number_re.finditer(text):
+        if any(a <= m.start() < b for a, b in skip):
+            continue
+        unit = _unit_after(text, m.start(), m.group(0))
+        measured = unit and fold(unit) in measures
+        out.append((m.start(), f"{m.group(0)} {unit}" if measured else m.group(0)))
+    return out
 
 
 def _durations(text: str) -> list[tuple[int, str]]:
     units = active().reader.time_units
-    out = []
-    for pos, number in _numbers(text, "number"):
-        after = TOKEN.match(text, pos + len(number) + 1) if len(text) > pos + len(number) else None
-        if after and fold(after.group(0)) in units:
-            out.append((pos, f"{number} {after.group(0)}"))
-    return out
+    return [
+        (p, v) for p, v in _numbers(text, "number") if " " in v and fold(v.split()[-1]) in units
+    ]
+
+
+def _unit_after(text: str, pos: int, number: str) -> str:
+    """Return the word right after a number ("minutes" in "30 minutes"), "" when none."""
+    end = pos + len(number)
+    after = TOKEN.match(text, end + 1) if text[end : end + 1] == " " else None
+    return after.group(0) if after else ""
 
 
 def _code_names(text: str) -> list[tuple[int, str]]:

@@ -29,6 +29,8 @@ class ReaderWords:
     """Head nouns a name written as code answers ("which *decorator*", "which *setting*")."""
     time_units: frozenset[str] = frozenset()
     """Units of time: a number followed by one is a duration ("every 15 *seconds*")."""
+    measure_units: frozenset[str] = frozenset()
+    """Units a number is measured in, kept with it in a short answer ("10 *MB*")."""
     duration_words: frozenset[str] = frozenset()
     """Words after the "how" word that ask for a duration ("how *long*", "how *often*")."""
     default_words: frozenset[str] = frozenset()

@@ -438,6 +438,7 @@ ENGLISH = Lexicon(
             "millisecond milliseconds ms second seconds sec secs minute minutes min mins hour "
             "hours day days week weeks month months year years"
         ),
+        measure_units=_w("byte bytes kb mb gb tb kib mib gib tib ms px percent"),
         duration_words=_w("long often"),
         default_words=_w("default defaults"),
         subject_pronouns=_w("i we you they he she it one"),
