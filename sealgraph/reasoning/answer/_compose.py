@@ -238,7 +238,10 @@ def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Readi
         return read, "reader: a procedure is answered by the unit that states it and its code"
     if not best.value:
         return chain, "chain: the reader's best unit holds no value of the asked kind"
-    written = readings[0].part.value in _WRITTEN_VALUES
+    # A value written in its own form, where the chain reached none and nothing is
+    # missing (a chain short of a hop says what is missing: the reader's value would
+    # be the first hop's, "2003" for "the year the director of X was born").
+    written = readings[0].part.value in _WRITTEN_VALUES and not chain.missing
     if written and (not chain.short or (best.unit in units and chain.short in best.value)):
         return read, f"reader: [{best.unit.n}] holds a {readings[0].part.value} as asked"
     chained = max(candidate(ctx, readings[0], u).score for u in units)
