@@ -17,10 +17,12 @@ from sealgraph.reasoning.answer._context import TOKEN, Context, Sentence
 from sealgraph.reasoning.answer._kind import in_heads
 from sealgraph.reasoning.answer._types import ComposedAnswer
 from sealgraph.reasoning.answer._values import (
+    asks_now,
     name_candidates,
     nearest,
     relation_positions,
     sentence_values,
+    superseded,
 )
 from sealgraph.text.lexicon import active, stem
 from sealgraph.text.names import YEAR_RE, fold, normalize_name
@@ -108,11 +110,15 @@ def _described_referent(ctx: Context, option: str) -> tuple[str, Sentence] | Non
     if not m:
         return None
     role = stem(fold(m.group(1)))
+    now = asks_now(q)
     best: tuple[int, str, Sentence] | None = None
     for s in _entity_sentences(ctx, normalize_name(option)):
         if role not in s.terms:
             continue
         cands = name_candidates(ctx, s, "person", {ctx.canon(normalize_name(option))}, "")
+        if now:
+            # "The lead of X" is X's lead now: not "its first lead, Y, left in 2019".
+            cands = [(p, n) for p, n in cands if not superseded(s.text, p, n)]
         pick = nearest(
             cands, [t.start() for t in TOKEN.finditer(s.text) if stem(fold(t.group(0))) == role]
         )
