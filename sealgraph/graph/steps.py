@@ -170,7 +170,9 @@ def judge_answer(
 
     ``model_judged``: the answer is an LLM's, which judged answerability itself
     (it declines on its own): the score is reported, the answer kept. The offline
-    score decides for offline answers and for LLM steps that fell back.
+    score decides for offline answers and for LLM steps that fell back. An offline
+    answer's score is also at most the share of the asked part that one unit states
+    together (its answer step's ``held``): words held apart do not answer.
     """
     passages = [f"{p.get('title', '')}\n{p.get('text', '')}" for p in packed]
     found = answerability(
@@ -183,6 +185,11 @@ def judge_answer(
         {w for p in passages for w in words(p)},
     )
     found = dataclasses.replace(found, unseen=unseen)
+    held = (generated.step or {}).get("held")
+    if isinstance(held, int | float) and held < found.score:
+        # The offline reader's combination: the most of the asked part one unit states
+        # together (the words held apart by the best passages score higher).
+        found = dataclasses.replace(found, score=round(float(held), 4))
     if model_judged:
         return generated, found
     unheld = set(found.unheld)
