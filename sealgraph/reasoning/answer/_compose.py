@@ -30,16 +30,9 @@ from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
 from sealgraph.reasoning.answer._context import Context
 from sealgraph.reasoning.answer._hops import chain_answer
 from sealgraph.reasoning.answer._kind import answer_kind
+from sealgraph.reasoning.answer._parts import asked_parts, asked_sentence, options_modify
 from sealgraph.reasoning.answer._pick import held_share, polar_answer, polar_verdict, reader_answer
-from sealgraph.reasoning.answer._reader import (
-    AnswerAids,
-    Reading,
-    asked_parts,
-    asked_sentence,
-    candidate,
-    options_modify,
-    read_parts,
-)
+from sealgraph.reasoning.answer._reader import AnswerAids, Reading, candidate, read_parts
 from sealgraph.reasoning.answer._rows import row_answer
 from sealgraph.reasoning.answer._step import answer_step
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike, OfflineAnswer, SpanText
