@@ -64,7 +64,7 @@ WEIGHTS: Mapping[str, float] = {
 
 _TOP = 8
 """Candidates kept in a reading for the trace."""
-_EMBED_CHARS = 400
+_EMBED_CHARS = 240
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +151,7 @@ def read_parts(ctx: Context, parts: Sequence[Part], aids: AnswerAids | None) -> 
     return out
 
 
-DENSE_POOL = 16
+DENSE_POOL = 12
 """Units per part scored with the embedder (the best of the lexical scores)."""
 
 
