@@ -125,7 +125,7 @@ class LLMConfig(BaseModel):
     """Environment variable that holds the API key."""
     temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature (0 keeps runs as repeatable as the server allows)."""
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0)
     """Timeout of each socket operation of an HTTP attempt (connect, each read) in
     seconds. The attempt as a whole ends by wall clock when what is left of its step
     (and of the run's ``deadline_s``) is spent, whatever the server does: a server
@@ -140,7 +140,7 @@ class LLMConfig(BaseModel):
     ``timeout_s × (retries + 1)``. A step never gets more than what is left of
     ``deadline_s``; when its time is spent, no further attempt starts and the step
     falls back."""
-    deadline_s: float = Field(default=120.0, gt=0)
+    deadline_s: float = Field(default=60.0, gt=0)
     """LLM time one run may spend over all its steps and loops (the graph state's
     ``llm_seconds`` counts it, so a resumed run keeps its account). Once it is spent,
     the remaining steps go straight to the offline reasoner, no call made, and each

@@ -881,7 +881,7 @@ def test_good_replies_report_their_time():
 def test_llm_config_step_bound():
     assert LLMConfig(timeout_s=3, retries=1).step_bound_s == 6
     assert LLMConfig(timeout_s=3, retries=1, step_deadline_s=4).step_bound_s == 4
-    assert LLMConfig().deadline_s == 120
+    assert LLMConfig().deadline_s == 60 and LLMConfig().timeout_s == 30
 
 
 def test_the_openai_sdk_retries_are_turned_off(monkeypatch):
