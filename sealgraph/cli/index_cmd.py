@@ -348,8 +348,10 @@ def run(args: argparse.Namespace) -> int:
     counts = index.manifest["counts"]
     changes = (
         f"{counts['documents_added']} added, {counts['documents_updated']} updated, "
-        f"{counts['documents_kept']} kept"
+        f"{counts.get('documents_unchanged', 0)} unchanged"
     )
+    if counts["documents_kept"]:  # documents not given this time, left as they were
+        changes += f", {counts['documents_kept']} kept"
     if counts["documents_removed"]:
         changes += f", {counts['documents_removed']} removed"
     if index.embedder_name:

@@ -170,11 +170,14 @@ def merge_documents(
         if doc_id not in given_ids and doc_id not in dropped
     }
     files.update(given_files)
-    updated = len(given_ids & old_ids)
+    old_by_id = {doc.doc_id: doc for doc in old}
+    unchanged = sum(1 for doc in given if doc.doc_id in old_by_id and old_by_id[doc.doc_id] == doc)
+    updated = len(given_ids & old_ids) - unchanged
     counts = {
-        "added": len(given) - updated,
+        "added": len(given) - updated - unchanged,
         "updated": updated,
-        "kept": len(old) - updated - len(dropped),
+        "unchanged": unchanged,
+        "kept": len(old) - updated - unchanged - len(dropped),
         "removed": len(dropped),
     }
     return merged, files, document_counts(counts), stale
