@@ -184,7 +184,11 @@ def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
-def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
+def _ask_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """Return the run's overrides (recorded with the run) and the config they make.
+
+    Validated once, here, before anything runs: a bad key or value is a one-line error.
+    """
     from sealgraph.config import SealConfig
     from sealgraph.runs.threads import parse_overrides
 
@@ -192,8 +196,7 @@ def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
     for key, value in (("k", args.k), ("max_loops", args.max_loops), ("budget", args.budget)):
         if value is not None:
             overrides[key] = value
-    SealConfig().override(overrides)  # a bad key or value fails here, before anything runs
-    return overrides
+    return overrides, SealConfig().override(overrides)
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -211,12 +214,12 @@ def run_ask(args: argparse.Namespace) -> int:
         flag = "--thread" if args.thread is not None else "--step"
         raise InputError(f"{flag} is for one question; with --questions each is its own run")
     question = None if batch else validate_question(args.question)
-    overrides = _ask_overrides(args)
+    overrides, config = _ask_overrides(args)
     index_dir = user_index_path(index_arg(args))
     index = load_index(index_dir)
     thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
     with open_checkpointer(args.db) as checkpointer:
-        graph = build_run_graph(index, llm=args.llm, overrides=overrides, checkpointer=checkpointer)
+        graph = build_run_graph(index, llm=args.llm, config=config, checkpointer=checkpointer)
         run = _AskRun(graph, checkpointer, index_dir, overrides, args)
         if question is not None:
             return run.one(question, thread_id, announce=args.thread is None)

@@ -71,7 +71,7 @@ class SealNode(Runnable[SealState, Any]):
     def _run(
         self, state: SealState, runtime: Runtime[Any], loop: asyncio.AbstractEventLoop | None
     ) -> Any:
-        run = settle(runtime.context, self.default)
+        run = settle(runtime.context, self.default, state.get("config"))
         if loop is not None:  # an async run: the reasoner's async steps run on its loop
             run = dataclasses.replace(run, reasoner=LoopReasoner(run.reasoner, loop))
         # Every node sets the run's language, whatever thread LangGraph runs it on.

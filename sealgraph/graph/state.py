@@ -1,7 +1,7 @@
 """Graph state: what flows between the nodes, the input/output schemas, one update per node.
 
-The input schema is just the question (a run's own settings travel in its context:
-:class:`sealgraph.graph.context.SealContext`); the output schema is the answer with
+The input schema is the question and, optionally, the run's own bounded settings (which
+may also travel in its context: :class:`sealgraph.graph.context.SealContext`); the output schema is the answer with
 its evidence and the run's events under ``seal_log``, a key named so that it cannot
 collide with a parent graph's own log when sealgraph runs as a subgraph. Records kept
 in the state are plain JSON data (checkpoints are read with an allow-list of plain
@@ -11,7 +11,7 @@ types), typed here as ``TypedDict``; each node returns its own update type.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -24,10 +24,15 @@ def _first_reason(current: str, new: str) -> str:
 
 
 class SealInput(TypedDict):
-    """What a caller passes in (a run's settings go in its context, not here)."""
+    """What a caller passes in: the question, and optionally the run's own settings."""
 
     question: str
     """The question to answer."""
+    config: NotRequired[dict[str, Any]]
+    """The run's own overrides (``{"k": 2}``): the bounded keys of
+    :data:`sealgraph.config.RUN_OVERRIDES`, applied on the graph's config (and on a run
+    context's), checked before any node runs. What a served client sends as
+    ``input.config``."""
 
 
 class SlotRecord(TypedDict):

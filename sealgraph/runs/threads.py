@@ -224,12 +224,15 @@ def build_run_graph(
     overrides: Mapping[str, Any] | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     trusted: bool = True,
+    config: SealConfig | None = None,
 ):
     """Build the graph of a run: its index, reasoner and base config.
 
     ``trusted``: the overrides are the user's own (flags, the server's
     environment); False for overrides read from data, which may not import a
-    lexicon module (see :meth:`SealConfig.from_dict`).
+    lexicon module (see :meth:`SealConfig.from_dict`). ``config``: the run's config
+    already made from its overrides (the command line validates them once, before
+    anything runs); then ``overrides`` are not read again.
 
     Raises:
         ConfigError: Bad overrides.
@@ -238,7 +241,8 @@ def build_run_graph(
     """
     from sealgraph.graph.builder import build_graph
 
-    config = SealConfig().override(dict(overrides or {}), trusted=trusted)
+    if config is None:
+        config = SealConfig().override(dict(overrides or {}), trusted=trusted)
     if isinstance(index, (str, os.PathLike)):
         from sealgraph.index import load_index
 
