@@ -183,7 +183,7 @@ class SealConfig(BaseModel):
 
     model_config = STRICT
 
-    k: int = Field(default=3, ge=1, le=100)
+    k: int = Field(default=5, ge=1, le=100)
     """Fixed evidence-set size: |E_t| = k at every step."""
     max_loops: int = Field(default=3, ge=0, le=50)
     """Loop budget L: most repair loops after the initial search."""

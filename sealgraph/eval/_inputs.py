@@ -78,10 +78,17 @@ def warn_unused_llm_overrides(
 
 
 def run_config(
-    *, k: int, budget: int | None, max_loops: int | None, overrides: Mapping[str, Any] | None
+    *,
+    k: int | None,
+    budget: int | None,
+    max_loops: int | None,
+    overrides: Mapping[str, Any] | None,
 ) -> SealConfig:
-    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``."""
-    if k < 1:
+    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``.
+
+    None keeps the config's own (``k``: the one default of every entry point).
+    """
+    if k is not None and k < 1:
         raise InputError(f"--k must be at least 1, got {k}")
     if budget is not None and budget < MIN_BUDGET:
         raise InputError(

@@ -11,7 +11,7 @@ types), typed here as ``TypedDict``; each node returns its own update type.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
@@ -23,16 +23,21 @@ def _first_reason(current: str, new: str) -> str:
     return current or new
 
 
-class SealInput(TypedDict):
-    """What a caller passes in: the question, and optionally the run's own settings."""
-
-    question: str
-    """The question to answer."""
-    config: NotRequired[dict[str, Any]]
+class _RunSettings(TypedDict, total=False):
+    # A base of its own: ``total=False`` is how a key is optional whatever way the
+    # annotations are read (LangChain's ``as_tool`` then asks for the question alone).
+    config: dict[str, Any]
     """The run's own overrides (``{"k": 2}``): the bounded keys of
     :data:`sealgraph.config.RUN_OVERRIDES`, applied on the graph's config (and on a run
     context's), checked before any node runs. What a served client sends as
     ``input.config``."""
+
+
+class SealInput(_RunSettings):
+    """What a caller passes in: the question, and optionally the run's own settings."""
+
+    question: str
+    """The question to answer."""
 
 
 class SlotRecord(TypedDict):

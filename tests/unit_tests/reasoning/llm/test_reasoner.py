@@ -431,7 +431,8 @@ def run_graph(index, *script):
     from sealgraph import build_graph
 
     model = ScriptedChatModel(script=list(script))
-    values = build_graph(index, llm=model).invoke({"question": GRAPH_QUESTION})
+    # k = 3: the scripted replies name the passages of a three-passage evidence set.
+    values = build_graph(index, llm=model, config={"k": 3}).invoke({"question": GRAPH_QUESTION})
     return values, model
 
 
