@@ -238,6 +238,7 @@ def _open_documents(
     embedder: str,
     encoding: str,
     lexicon: str = "english",
+    folder: Path | None = None,
 ) -> OpenedIndex:
     # Every eval index is chunked alike, so cached indexes of one corpus are shared.
     return open_index(
@@ -247,6 +248,7 @@ def _open_documents(
         max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
         encoding=encoding,
         lexicon=lexicon,
+        folder=folder,
     )
 
 
@@ -271,7 +273,12 @@ def _open_corpus(
         sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
         questions = load_corpus_questions(path, sources)
         opened = _open_documents(
-            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=lexicon
+            documents,
+            index_dir,
+            embedder=embedder,
+            encoding=encoding,
+            lexicon=lexicon,
+            folder=folder,
         )
         corpus_size = len(documents)
     else:
