@@ -384,7 +384,7 @@ def _run_graph(
 ) -> int:
     from sealgraph.runs.branches import thread_branches
     from sealgraph.runs.stepping import run_stepwise
-    from sealgraph.runs.threads import stream_run
+    from sealgraph.runs.threads import has_work_left, stream_run
 
     if args.step:
         outcome = run_stepwise(
@@ -402,7 +402,7 @@ def _run_graph(
                 }
                 print(json.dumps(status, ensure_ascii=False))
             return 0
-    elif run_input is not None or graph.get_state(config).next:
+    elif run_input is not None or has_work_left(graph.get_state(config)):
         stream_run(graph, run_input, config, on_node=_progress)
     main, _ = thread_branches(graph, thread_id)
     values = main.end.values

@@ -398,6 +398,16 @@ def unpinned(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**dict(config), "configurable": configurable}
 
 
+def has_work_left(snapshot: Any) -> bool:
+    """Whether a run's state still has work: a next node, or a task whose writes wait.
+
+    A process killed after a node's writes were saved but before the checkpoint that
+    applies them leaves a snapshot whose ``next`` is empty and whose ``tasks`` are not:
+    the run is not finished, and continuing it applies those writes and goes on.
+    """
+    return bool(snapshot.next or snapshot.tasks)
+
+
 def stream_run(
     graph: Any,
     run_input: Mapping[str, Any] | None,
