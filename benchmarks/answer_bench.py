@@ -30,7 +30,9 @@ from sealgraph.eval.metrics import answer_contained, answer_exact_match
 from sealgraph.eval.split import split_of
 from sealgraph.text.readable import readable
 
-_COLUMNS = "set      half method       n(ans/un)  contain  ceiling  short  exact  words  declined(ans/un)"
+_COLUMNS = (
+    "set      half method       n(ans/un)  contain  ceiling  short  exact  words  declined(ans/un)"
+)
 
 
 def _records(path: Path, method: str | None) -> list[dict[str, Any]]:
@@ -58,16 +60,19 @@ def score(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n": len(answerable),
         "n_un": len(unanswerable),
-        "contain": sum(answer_contained(r["answer"], g) for r, g in zip(answerable, gold)) / n,
+        "contain": sum(
+            answer_contained(r["answer"], g) for r, g in zip(answerable, gold, strict=True)
+        )
+        / n,
         "ceiling": sum(
             answer_contained(readable(r.get("context") or ""), g)
-            for r, g in zip(answerable, gold)
+            for r, g in zip(answerable, gold, strict=True)
         )
         / n,
         "short": sum(bool(r.get("short_answer")) for r in answerable) / n,
         "exact": sum(
             bool(r.get("short_answer")) and answer_exact_match(r["short_answer"], g)
-            for r, g in zip(answerable, gold)
+            for r, g in zip(answerable, gold, strict=True)
         )
         / n,
         "words": sum(len(str(r["answer"]).split()) for r in answerable) / n,
