@@ -35,6 +35,7 @@ from sealgraph.reasoning.answer._pick import held_share, polar_answer, polar_ver
 from sealgraph.reasoning.answer._reader import AnswerAids, Reading, candidate, read_parts
 from sealgraph.reasoning.answer._rows import row_answer
 from sealgraph.reasoning.answer._step import answer_step
+from sealgraph.reasoning.answer._typed import fits_kind
 from sealgraph.reasoning.answer._types import ComposedAnswer, GapLike, OfflineAnswer, SpanText
 from sealgraph.text.chunking import split_sentences
 from sealgraph.text.lexicon import content_words, stem
@@ -234,8 +235,10 @@ def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Readi
     # A value written in its own form, where the chain reached none and nothing is
     # missing (a chain short of a hop says what is missing: the reader's value would
     # be the first hop's, "2003" for "the year the director of X was born").
-    written = readings[0].part.value in _WRITTEN_VALUES and not chain.missing
-    if written and (not chain.short or (best.unit in units and chain.short in best.value)):
+    kind = readings[0].part.value
+    written = kind in _WRITTEN_VALUES and not chain.missing
+    chained_value = chain.short and fits_kind(chain.short, kind)
+    if written and (not chained_value or (best.unit in units and chain.short in best.value)):
         return read, f"reader: [{best.unit.n}] holds a {readings[0].part.value} as asked"
     chained = max(candidate(ctx, readings[0], u).score for u in units)
     if best.score - chained > READER_MARGIN * best.score:

@@ -21,7 +21,7 @@ from sealgraph.text.lexicon import active, stem
 from sealgraph.text.names import fold
 from sealgraph.text.readable import readable
 
-__all__ = ["CODE_SPAN", "DEFAULT_VALUES", "LITERAL", "default_stems", "unit_value"]
+__all__ = ["CODE_SPAN", "DEFAULT_VALUES", "LITERAL", "default_stems", "fits_kind", "unit_value"]
 
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+){0,3}(?![\w.]*\d)")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -39,6 +39,25 @@ DEFAULT_VALUES = ("literal", "number", "duration", "code", "entity", "descriptio
 
 def default_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in active().reader.default_words)
+
+
+def fits_kind(value: str, kind: str) -> bool:
+    """Whether a short answer is written as a value of ``kind`` (a version, a number…).
+
+    Only the kinds written in a form of their own are checked; any other fits.
+    """
+    lex = active()
+    text = value.strip()
+    checks = {
+        "version": lambda: _VERSION.search(text) is not None,
+        "number": lambda: lex.number_re.search(text) is not None,
+        "amount": lambda: lex.number_re.search(text) is not None,
+        "duration": lambda: lex.number_re.search(text) is not None,
+        "date": lambda: lex.date_re.search(text) is not None,
+        "code": lambda: bool(_code_names(text) or CODE_SPAN.search(value)),
+    }
+    check = checks.get(kind)
+    return check() if check is not None else True
 
 
 def unit_value(ctx: Context, part: Part, unit: Sentence) -> str:
