@@ -27,12 +27,18 @@ from collections.abc import Mapping, Sequence
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer._build import decline, with_gaps
 from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
-from sealgraph.reasoning.answer._context import Context
+from sealgraph.reasoning.answer._context import Context, Sentence
 from sealgraph.reasoning.answer._hops import chain_answer
 from sealgraph.reasoning.answer._kind import answer_kind
 from sealgraph.reasoning.answer._parts import asked_parts, asked_sentence, options_modify
 from sealgraph.reasoning.answer._pick import held_share, polar_answer, polar_verdict, reader_answer
-from sealgraph.reasoning.answer._reader import AnswerAids, Reading, candidate, read_parts
+from sealgraph.reasoning.answer._reader import (
+    AnswerAids,
+    Candidate,
+    Reading,
+    candidate,
+    read_parts,
+)
 from sealgraph.reasoning.answer._rows import row_answer
 from sealgraph.reasoning.answer._step import answer_step
 from sealgraph.reasoning.answer._typed import fits_kind
@@ -218,29 +224,46 @@ def _prefer(ctx: Context, chain: ComposedAnswer | None, readings: Sequence[Readi
         return read, "reader: the last sentence asks, the sentences before it set the scope"
     if any(r.part.typos for r in readings):
         return read, "reader: the question misspells a word the context writes"
-    best = readings[0].best
     support = set(chain.support)
     units = [u for u in ctx.sentences if (u.n, u.text) in support]
+    best = readings[0].best
     if best is None or not units:
         return chain, "chain: the reader found no unit"
-    relation = max(candidate(ctx, readings[0], u).features["relation"] for u in units)
-    if best.features["relation"] > relation:
-        return read, (
-            f"reader: [{best.unit.n}] states the asked relation, the chain's sentences do not"
+    return _by_scores(ctx, (chain, read), readings[0], best, units)
+
+
+def _by_scores(
+    ctx: Context,
+    answers: tuple[ComposedAnswer, ComposedAnswer],
+    reading: Reading,
+    best: Candidate,
+    units: Sequence[Sentence],
+) -> _Route:
+    """Choose by what the reader's ``best`` unit and the chain's ``units`` hold and score.
+
+    ``answers``: the chain's answer, then the reader's.
+    """
+    chain, read = answers
+    kind = reading.part.value
+    if best.features["relation"] > max(
+        candidate(ctx, reading, u).features["relation"] for u in units
+    ):
+        return (
+            read,
+            f"reader: [{best.unit.n}] states the asked relation, the chain's sentences do not",
         )
-    if readings[0].part.value == "procedure":
+    if kind == "procedure":
         return read, "reader: a procedure is answered by the unit that states it and its code"
     if not best.value:
         return chain, "chain: the reader's best unit holds no value of the asked kind"
     # A value written in its own form, where the chain reached none and nothing is
     # missing (a chain short of a hop says what is missing: the reader's value would
     # be the first hop's, "2003" for "the year the director of X was born").
-    kind = readings[0].part.value
     written = kind in _WRITTEN_VALUES and not chain.missing
     chained_value = chain.short and fits_kind(chain.short, kind)
     if written and (not chained_value or (best.unit in units and chain.short in best.value)):
-        return read, f"reader: [{best.unit.n}] holds a {readings[0].part.value} as asked"
-    chained = max(candidate(ctx, readings[0], u).score for u in units)
+        return read, f"reader: [{best.unit.n}] holds a {kind} as asked"
+    chained = max(candidate(ctx, reading, u).score for u in units)
     if best.score - chained > READER_MARGIN * best.score:
         return read, (
             f"reader: [{best.unit.n}] scores {best.score:.2f}, the chain's best sentence "
