@@ -117,6 +117,7 @@ def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
             "chunk_ids": list(s.chunk_ids),
             "text": s.text,
             "tokens": s.tokens,
+            "section": s.section,
         }
         for s in result.spans
     ]
@@ -124,7 +125,9 @@ def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
 
 def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
     """Return the packed spans as the answerer sees them."""
-    return [SpanText(p["n"], p["doc_id"], p["title"], p["text"]) for p in packed]
+    return [
+        SpanText(p["n"], p["doc_id"], p["title"], p["text"], p.get("section", "")) for p in packed
+    ]
 
 
 def answer_aids(index: SearchIndex, knowledge: CorpusKnowledge) -> AnswerAids:

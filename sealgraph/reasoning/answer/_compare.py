@@ -51,10 +51,19 @@ def _best_for(
     found = _entity_sentences(ctx, key)
     if not found:
         return None
-    best = max(found, key=lambda s: (ctx.coverage(s.terms) + 0.1 * len(extra & s.terms), -s.order))
+    best = max(found, key=lambda s: (_covered(ctx, s) + 0.1 * len(extra & s.terms), -s.order))
     if not require:
         return best
-    return best if ctx.coverage(best.terms) > 0 or not ctx.relation else None
+    return best if _covered(ctx, best) > 0 or not ctx.relation else None
+
+
+def _covered(ctx: Context, s: Sentence) -> float:
+    """Return a sentence's relation coverage, its title's and heading's words with it.
+
+    An item under "Tidepool Event Stream > Main consumers" states that it consumes
+    from Tidepool.
+    """
+    return ctx.coverage(s.terms | terms(s.title) | terms(s.heading))
 
 
 def value_kind(question: str) -> str:
@@ -243,7 +252,7 @@ def _yes_no_stated(
     support: list[Sentence] = []
     for key in targets:
         s = _best_for(ctx, key, others)
-        if s is None or ctx.coverage(s.terms) < 0.5:
+        if s is None or _covered(ctx, s) < 0.5:
             if s is not None:
                 support.append(s)
             return build_answer(ctx, "yes_no", "", support, 0.0) if support else None

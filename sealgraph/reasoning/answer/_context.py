@@ -48,7 +48,9 @@ class Sentence:
     kind: str = "sentence"
     """``sentence``, ``item``, ``row`` or ``code`` (:mod:`._units`)."""
     heading: str = ""
-    """The heading the unit is under: the span's own, else the section its title names."""
+    """The heading the unit is under: the span's own, else its innermost section's."""
+    path: str = ""
+    """Every heading above the unit, its document's title first, as a person reads them."""
 
 
 def _clean(text: str) -> str:
@@ -58,7 +60,10 @@ def _clean(text: str) -> str:
 def _sentences(spans: Sequence[SpanText]) -> list[Sentence]:
     out: list[Sentence] = []
     for s in spans:
-        section = readable(s.title.rpartition(" > ")[2])
+        # The span's innermost section heading (else its title's): what its units are
+        # about when no heading line of its own precedes them.
+        section = readable((s.section or s.title).rpartition(" > ")[2])
+        path = readable(" > ".join(p for p in (s.title, s.section) if p))
         for unit in read_units(s.text):
             if unit.kind != "code" and boilerplate_reason(unit.text) in _NOT_CONTENT:
                 continue
@@ -77,6 +82,7 @@ def _sentences(spans: Sequence[SpanText]) -> list[Sentence]:
                     phrase(text),
                     kind=unit.kind,
                     heading=heading,
+                    path=path,
                 )
             )
     return out

@@ -181,7 +181,9 @@ def _dense(
 
 def _embed_text(unit: Sentence) -> str:
     text = readable(unit.text)[:_EMBED_CHARS]
-    return f"{unit.heading}: {text}" if unit.heading else text
+    # Under its headings, as a person reads it: "Advanced Middleware > GZipMiddleware: …".
+    where = " > ".join(dict.fromkeys(h for h in (unit.path, unit.heading) if h))
+    return f"{where}: {text}" if where else text
 
 
 def candidate(ctx: Context, reading: Reading, unit: Sentence) -> Candidate:
@@ -256,7 +258,8 @@ def _held(
 ) -> dict[str, float]:
     """Return the words a unit holds, each with the share of its weight it counts for.
 
-    Its own words count whole; its heading's half; when it opens by referring back
+    Its own words count whole; its document's title and section headings half, its
+    innermost heading whole when it names only what the question names; when it opens by referring back
     ("This behavior …"), the previous unit's of the same document half; when it is
     the second hop from a unit about a question entity, that unit's words half if a
     name both write links them ("classified as SEV1" → "SEV1 pages must …"), a quarter
@@ -268,6 +271,8 @@ def _held(
         for t in words:
             held[t] = max(held.get(t, 0.0), share)
 
+    if unit.path:
+        add(terms(unit.path), 0.5)  # the document and sections the unit is in
     if unit.heading:
         # A heading that names only what the question names ("--retries") makes its
         # units about that thing; any other heading counts half.

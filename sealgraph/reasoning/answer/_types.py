@@ -26,6 +26,9 @@ class SpanText:
     """Document title."""
     text: str
     """Span text."""
+    section: str = ""
+    """The headings the span is under, joined by ``" > "`` ("" when untagged): what
+    its units are about when its text does not show the heading."""
 
 
 @dataclass(frozen=True, slots=True)
