@@ -212,3 +212,22 @@ def test_a_misspelt_word_is_read_as_the_word_the_context_writes_and_named():
     got = answer("Which decorater turns a function into a hook?")
     assert got.short == "@tidy_hook"
     assert "never write 'decorater'" in got.missing and "'decorator'" in got.missing
+
+
+def test_a_span_without_its_heading_line_is_read_under_its_section():
+    # Chunks often start after their heading: the section the index records names
+    # the option "Default: 2" belongs to.
+    jobs = SpanText(
+        1, "ref.md", "Options", "Number of files tidied in parallel.\n\nDefault: 2", "`--jobs`"
+    )
+    retries = SpanText(
+        2,
+        "ref.md",
+        "Options",
+        "How often a failed upload is tried again.\n\nDefault: 5",
+        "`--retries`",
+    )
+    got = answer("What is the default of the --retries option?", [jobs, retries])
+    assert got.short == "5" and got.cited == (2,)
+    got = answer("What is the default of the --jobs option?", [jobs, retries])
+    assert got.short == "2" and got.cited == (1,)
