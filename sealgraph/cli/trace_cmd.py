@@ -119,7 +119,7 @@ def run_trace(args: argparse.Namespace) -> int:
         branch = branch_ending_at(graph, thread_id, args.checkpoint) if args.checkpoint else main
     if args.html is not None:
         snapshot = snapshot_at(branch, args.at, thread_id) if args.at is not None else branch.end
-        path = _write_html(args.html, thread_id, origin, branch, snapshot)
+        path = _write_html(args, origin, branch, snapshot)
         print(f"wrote {path}")
         return 0
     if args.at is not None:
@@ -164,11 +164,16 @@ def run_trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_html(target: str, thread_id: str, origin: Any, branch: Any, snapshot: Any) -> str:
+def _write_html(args: argparse.Namespace, origin: Any, branch: Any, snapshot: Any) -> str:
     # The page of one checkpoint of a branch: its state, its events so far, and the
-    # config the branch ran with (read from the database: never trusted).
+    # config the branch ran with (read from the database: never trusted). It never
+    # lands on the run database nor inside the run's index.
+    from sealgraph.index._address import is_index_address
+    from sealgraph.outputs import Inputs
+    from sealgraph.paths import default_db_path
     from sealgraph.runs.page import write_run_page
 
+    thread_id = args.thread
     step = int((snapshot.metadata or {}).get("step", -1))
     what = "run" if branch.forked_at is None else f"replay forked at step {branch.forked_at}"
     status = "finished" if not snapshot.next else f"stopped before {', '.join(snapshot.next)}"
@@ -181,9 +186,14 @@ def _write_html(target: str, thread_id: str, origin: Any, branch: Any, snapshot:
     }
     if branch.overrides:
         facts["overrides"] = json.dumps(branch.overrides, sort_keys=True)
+    index = origin.index if origin.index and not is_index_address(origin.index) else None
+    inputs = Inputs.of(
+        databases=[args.db or default_db_path()], folders=[(index, "the run's index")]
+    )
     path = write_run_page(
-        target,
+        args.html,
         snapshot.values,
+        inputs=inputs,
         title=f"sealgraph {what}",
         facts=facts,
         config=_run_config(branch.overrides),

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from sealgraph.ingest.loaders import (
     WarnFn,
     format_for,
 )
+from sealgraph.paths import file_kind
 from sealgraph.terminal import printable
 from sealgraph.text.chunking import markdown_headings
 from sealgraph.text.normalize import normalize_for_matching, normalize_text
@@ -553,7 +553,7 @@ def read_regular_file(file: str | os.PathLike[str]) -> bytes:
     except OSError as exc:
         raise UnreadableFileError(file, exc.strerror or str(exc)) from None
     try:
-        kind = _file_kind(os.fstat(fd).st_mode)
+        kind = file_kind(os.fstat(fd).st_mode)
         if kind != "regular file":
             raise UnreadableFileError(file, f"it is {kind}, not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as handle:
@@ -571,20 +571,6 @@ class UnreadableFileError(InputError):
         super().__init__(f"cannot read {file}: {reason}")
         self.reason = reason
         """Why, without the file name."""
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "regular file"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
 
 
 def _decode(data: bytes, file: Path, *, warn: WarnFn) -> str:
@@ -616,7 +602,7 @@ def _iter_input_files(
             for file in _walk(path, warn, roots=None if follow_links else roots, rules=rules):
                 yield path, file, False
         else:
-            kind = _file_kind(path.stat().st_mode)
+            kind = file_kind(path.stat().st_mode)
             if kind != "regular file":
                 raise InputError(
                     f"{path} is {kind}, not a regular file or folder; sealgraph reads only files"
@@ -721,7 +707,7 @@ def _wanted(relative: str, rules: IgnoreRules | None, *, is_dir: bool) -> bool:
 
 def _warn_special(file: Path, warn: WarnFn) -> None:
     try:
-        kind = _file_kind(file.stat().st_mode)
+        kind = file_kind(file.stat().st_mode)
     except OSError as exc:
         warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
         return

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sealgraph.outputs import Inputs, write_output
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 from sealgraph.text.readable import readable
 
@@ -216,29 +217,20 @@ def page_document(title: str, body: str) -> str:
     )
 
 
-def write_page(path: str | os.PathLike[str], text: str) -> Path:
-    """Write a page atomically (a temporary sibling moved into place) and return its path.
+def write_page(path: str | os.PathLike[str], text: str, *, inputs: Inputs | None = None) -> Path:
+    """Write a page through :func:`sealgraph.outputs.write_output` and return its path.
+
+    Args:
+        path: The page file.
+        text: The HTML text.
+        inputs: What the command writing it reads, never replaced by the page.
 
     Raises:
-        InputError: The path is a directory, its folder does not exist, or writing failed.
+        InputError: The target is refused (a file the command reads, inside an
+            index, a link, not a regular file...) or writing failed; nothing changed.
 
     """
-    from sealgraph.errors import InputError
-
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"cannot write {target}: it is a directory")
-    if not target.parent.is_dir():
-        raise InputError(f"cannot write {target}: directory {target.parent} does not exist")
-    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    return write_output(path, text, flag="--html", inputs=inputs)
 
 
 def render_run_page(
@@ -275,13 +267,16 @@ def render_run_page(
 def write_run_page(
     path: str | os.PathLike[str],
     state: Mapping[str, Any],
+    *,
+    inputs: Inputs | None = None,
     **kwargs: Any,
 ) -> Path:
     """Render a run with :func:`render_run_page` (same keywords) and write it to ``path``.
 
-    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page.
+    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page;
+    ``inputs`` are files and folders the page must never replace (:func:`write_page`).
     """
-    return write_page(path, render_run_page(state, **kwargs))
+    return write_page(path, render_run_page(state, **kwargs), inputs=inputs)
 
 
 def run_section(

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.cli import assert_clear_error, run_cli, snapshot
+from support.cli import assert_clear_error, run_cli, small_tmpfs, snapshot
 from support.fakes import write_tiny_docs
 
 from sealgraph.config import SealConfig
@@ -381,19 +381,8 @@ def test_a_module_path_in_sealgraph_lexicon_is_the_users_choice(tmp_path):
 @pytest.fixture
 def small_disk(tmp_path):
     """A 2 MB tmpfs (needs root and mount rights: skipped elsewhere)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 def _big_corpus(folder: Path, n_files: int, paragraphs: int) -> Path:

@@ -12,8 +12,12 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,3 +73,23 @@ def snapshot(directory: Path) -> dict[str, str]:
                 path.read_bytes()
             ).hexdigest()
     return sums
+
+
+@contextmanager
+def small_tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """Mount a tmpfs of ``size`` (``"2m"``, ``"64k"``) on a new folder ``mount``; unmount after.
+
+    Needs root and mount rights: the test is skipped elsewhere.
+    """
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
