@@ -26,6 +26,7 @@ from sealgraph.cli._env import (
     run_index_arg,
 )
 from sealgraph.errors import InputError
+from sealgraph.terminal import one_line
 
 _ASK_DESCRIPTION = """\
 Answer QUESTION over the index in --index DIR (default: $SEALGRAPH_INDEX) with
@@ -349,7 +350,7 @@ def circuit_warning(circuit: Mapping[str, Any] | None) -> str:
     """Return the stderr warning for an open LLM circuit ('' when it stayed closed)."""
     if not circuit:
         return ""
-    return (
+    return one_line(
         f"sealgraph: warning: LLM circuit opened at {circuit['step']}: {circuit['reason']}; "
         "the remaining LLM steps used the offline reasoner without a call"
     )
@@ -372,7 +373,9 @@ def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
     )
     n = len(fallbacks)
     steps = "LLM step" if n == 1 else "LLM steps"
-    return f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    return one_line(
+        f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    )
 
 
 def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -> None:
@@ -429,10 +432,10 @@ def run_demo(args: argparse.Namespace) -> int:
             continue
         if number > 1:
             print()
-        print(f"Q {item['id']}: {item['question']}")
+        print(one_line(f"Q {item['id']}: {item['question']}"))
         print(f"A: {values.get('answer', '')}")
         for c in values.get("citations") or []:
-            print(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}")
+            print(one_line(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}"))
         print("   steps:")
         for line in trace:
             print(f"     {line}")

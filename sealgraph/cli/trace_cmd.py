@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from sealgraph.cli._env import add_lexicon_argument
+from sealgraph.terminal import one_line
 
 _TRACE_DESCRIPTION = """\
 Print the run of THREAD as a timeline: per step the node, ledger changes, gaps,
@@ -120,7 +121,7 @@ def run_trace(args: argparse.Namespace) -> int:
     if args.html is not None:
         snapshot = snapshot_at(branch, args.at, thread_id) if args.at is not None else branch.end
         path = _write_html(args, origin, branch, snapshot)
-        print(f"wrote {path}")
+        print(one_line(f"wrote {path}"))
         return 0
     if args.at is not None:
         snapshot = snapshot_at(branch, args.at, thread_id)
@@ -145,7 +146,7 @@ def run_trace(args: argparse.Namespace) -> int:
     lines = [f"thread {thread_id}: {what}, {status} (index {origin.index})"]
     if branch.overrides:
         lines.append(f"config overrides: {json.dumps(branch.overrides, sort_keys=True)}")
-    print("\n".join(lines))
+    print("\n".join(map(one_line, lines)))
     print(
         render_timeline(
             events,
@@ -160,7 +161,7 @@ def run_trace(args: argparse.Namespace) -> int:
         for other in others:
             label = "the run" if other.forked_at is None else f"replay from step {other.forked_at}"
             overrides = json.dumps(other.overrides, sort_keys=True)
-            print(f"  {other.end_id}  {label}, config {overrides}")
+            print(one_line(f"  {other.end_id}  {label}, config {overrides}"))
     return 0
 
 
@@ -285,19 +286,17 @@ def run_replay(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(
-        f"replayed thread {thread_id} from step {result.from_step} with config {json.dumps(result.overrides, sort_keys=True)}"
-    )
-    if not (diff.added or diff.removed):
-        print("evidence: unchanged")
-    else:
-        print("evidence:")
-    for change in diff.added:
-        print(f"  + {change.chunk_id}  {change.title}")
-    for change in diff.removed:
-        print(f"  - {change.chunk_id}  {change.title}")
-    print(f"loops: {result.before.get('loops', 0)} -> {result.after.get('loops', 0)}")
-    print(f"answer before: {diff.answer_before}")
-    print(f"answer after:  {diff.answer_after}")
-    print(f"trace the fork with: sealgraph trace {thread_id} --checkpoint {result.fork_end_id}")
+    overrides = json.dumps(result.overrides, sort_keys=True)
+    lines = [
+        f"replayed thread {thread_id} from step {result.from_step} with config {overrides}",
+        "evidence:" if diff.added or diff.removed else "evidence: unchanged",
+        *(f"  + {change.chunk_id}  {change.title}" for change in diff.added),
+        *(f"  - {change.chunk_id}  {change.title}" for change in diff.removed),
+        f"loops: {result.before.get('loops', 0)} -> {result.after.get('loops', 0)}",
+        f"answer before: {diff.answer_before}",
+        f"answer after:  {diff.answer_after}",
+        f"trace the fork with: sealgraph trace {thread_id} --checkpoint {result.fork_end_id}",
+    ]
+    for line in lines:  # ids and titles come from documents: one line each, whatever they hold
+        print(one_line(line))
     return 0

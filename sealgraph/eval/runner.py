@@ -50,6 +50,7 @@ from sealgraph.eval.methods import (
 )
 from sealgraph.eval.progress import ProgressBar
 from sealgraph.eval.report import eval_outputs, write_outputs
+from sealgraph.terminal import one_line
 from sealgraph.text.tokens import encoding_for_model, get_encoding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -437,8 +438,10 @@ def run_eval(
 def _announce_index(opened: OpenedIndex) -> None:
     verb = "loaded" if opened.reused else "built"
     print(
-        f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
-        f"{opened.index.n_chunks} chunks)",
+        one_line(
+            f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
+            f"{opened.index.n_chunks} chunks)"
+        ),
         file=sys.stderr,
     )
 

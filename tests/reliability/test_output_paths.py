@@ -278,3 +278,55 @@ def test_eval_html_on_a_full_disk_is_a_clear_error(capsys, tmp_path, tiny_disk):
     assert_error(code, err, "--html", "no space left", str(tiny_disk))
     assert sorted(p.name for p in tiny_disk.iterdir()) == before
     assert not (tmp_path / "r.json").exists()  # all or nothing
+
+
+# --- 6. a newline in a file name cannot forge a line of text output -------------------------
+
+
+FORGED = "evil\nsealgraph: error: forged"
+
+
+def _forged_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("sealgraph: error: forged")]
+
+
+def test_ids_titles_and_paths_cannot_forge_a_line(capsys, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / f"{FORGED}.md").write_text(
+        f"# Lamp {FORGED} title\n\nThe Lumen Lamp was designed by Ada Brightwater in 2011.\n"
+    )
+    (docs / "other.md").write_text("# Other\n\nThe Other Lamp was designed by Bob in 2012.\n")
+    index_dir = tmp_path / f"idx{FORGED}"
+    db = str(tmp_path / "runs.sqlite")
+    outputs = [
+        run(capsys, "index", str(docs), "--index", str(index_dir), "--embedder", "none"),
+        run(
+            capsys,
+            "ask",
+            "Who designed the Lumen Lamp?",
+            "--index",
+            str(index_dir),
+            "--db",
+            db,
+            "--thread",
+            "t1",
+        ),
+        run(capsys, "trace", "t1", "--db", db),
+        run(capsys, "replay", "t1", "--from", "1", "--set", "k=1", "--db", db),
+        run(capsys, "trace", "t1", "--db", db, "--html", str(tmp_path / f"p{FORGED}.html")),
+    ]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({**CORPUS_QUESTION, "gold_documents": [f"{FORGED}.md"]}) + "\n")
+    outputs.append(
+        run(
+            capsys,
+            *eval_argv(questions, "--index", str(index_dir), "--out", str(tmp_path / "r.json")),
+        )
+    )
+    for code, out, err in outputs:
+        assert code == 0, err
+        assert _forged_lines(out) == [] and _forged_lines(err) == [], (out, err)
+        assert "\x1b" not in out + err
+    shown = "".join(out + err for _, out, err in outputs)
+    assert "evil\\nsealgraph: error: forged" in shown  # shown, escaped

@@ -306,7 +306,7 @@ def test_sections_of_several_runs_keep_their_ids_apart():
 def test_a_page_that_cannot_be_written_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         write_run_page(tmp_path / "missing" / "run.html", make_run())
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="is a folder"):
         write_run_page(tmp_path, make_run())
     assert list(tmp_path.iterdir()) == []
 
