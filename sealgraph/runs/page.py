@@ -8,7 +8,8 @@ reason, the packing view (budget bar, kept and dropped spans) and the answer wit
 each citation linked to its span, document and character offsets.
 
 The page is safe to open for any corpus: every piece of document, question or
-answer text goes through :func:`html.escape`, and a Content-Security-Policy
+answer text is escaped (:mod:`sealgraph.runs._html`: bidi controls shown as
+escapes, right-to-left text isolated in ``<bdi>``), and a Content-Security-Policy
 forbids every script and every external load (the page uses none: collapsible
 parts are ``<details>``). It opens from disk, prints readably (``@media print``)
 and is deterministic: the same events and state give the same bytes.
@@ -22,7 +23,6 @@ sections into a document.
 from __future__ import annotations
 
 import hashlib
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sealgraph.outputs import Inputs, write_output
+from sealgraph.runs._html import html_attr, html_text
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 from sealgraph.text.readable import readable
 
@@ -73,8 +74,14 @@ _REFUSAL_KINDS: tuple[tuple[str, str], ...] = (
 
 
 def _e(value: Any) -> str:
-    # Every text that reaches the page passes here (quotes too: it may sit in an attribute).
-    return html.escape(str(value), quote=True)
+    # Every text that reaches the page's content passes here: escaped, bidi controls shown,
+    # right-to-left text isolated (sealgraph.runs._html). Attributes pass _a.
+    return html_text(value)
+
+
+def _a(value: Any) -> str:
+    # A value inside an attribute or the <title>: escaped, no markup.
+    return html_attr(value)
 
 
 def _shown_title(value: Any) -> str:
@@ -212,7 +219,7 @@ def page_document(title: str, body: str) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_a(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body><main>\n{body}\n</main></body></html>\n"
     )
 
@@ -527,7 +534,7 @@ def _slot_cell(run: _Run, row: _Row, chunk_id: str) -> str:
             f'<s class="cid">{_e(victim)}</s></div>'
         )
     return (
-        f'<td class="{cls}" data-chunk="{_e(chunk_id)}" data-loop="{row.loop}">'
+        f'<td class="{cls}" data-chunk="{_a(chunk_id)}" data-loop="{row.loop}">'
         f"{run.chunk_link(chunk_id)}{mark}</td>"
     )
 
@@ -723,8 +730,8 @@ def _decision_card(run: _Run, kind: str, data: Mapping[str, Any]) -> str:
             f'<tr class="victim"><th>victim</th>{_score_cells(v_score)}</tr></table>'
         )
     return (
-        f'<div class="swap {kind}" data-candidate="{_e(cand or "")}" '
-        f'data-victim="{_e(victim or "")}">{badge} '
+        f'<div class="swap {kind}" data-candidate="{_a(cand or "")}" '
+        f'data-victim="{_a(victim or "")}">{badge} '
         f'<span class="badge in">{in_label}</span> {inn}<span class="arrow">⇄</span>'
         f'<span class="badge out">{out_label}</span> {out}'
         f'<div class="reason">{_e(reason)}</div>'
@@ -778,7 +785,7 @@ def _budget_bar(kept: Sequence[Mapping[str, Any]], budget: int) -> str:
         return ""
     segments = "".join(
         f'<span style="width:{100 * int(d.get("tokens") or 0) / budget:.2f}%" '
-        f'title="{_e(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
+        f'title="{_a(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
         f"{int(d.get('tokens') or 0)}</span>"
         for d in kept
     )
@@ -855,7 +862,7 @@ def _evidence_part(run: _Run) -> str:
             section += f" · characters [{item['start']}:{item['end']}]"
         parts.append(
             f'<section class="chunk" id="{page_anchor(run.prefix, "chunk", cid)}" '
-            f'data-chunk="{_e(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
+            f'data-chunk="{_a(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
             f'<span class="cid">{_e(cid)}</span> <span class="mute">{_e(section)} · '
             f"document {_e(item.get('doc_id', ''))} · entered in loop "
             f"{_e(item.get('inserted_loop', 0))}</span>"

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from support.cli import small_tmpfs, snapshot
+from support.cli import eval_argv, run_main, small_tmpfs, snapshot
 from support.fakes import write_tiny_docs
 
 from sealgraph.cli import main
@@ -24,13 +24,6 @@ from sealgraph.errors import InputError
 from sealgraph.outputs import Inputs, Output, write_output, write_outputs
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def assert_error(code: int, err: str, *fragments: str) -> None:
@@ -73,11 +66,11 @@ def test_trace_html_onto_its_own_run_database_is_refused(capsys, run_db, tmp_pat
         f"{db}-wal",
         str(db.parent / f".{db.name}.threads" / "page.html"),
     ):
-        code, _, err = run(capsys, "trace", "t1", "--db", str(db), "--html", target)
+        code, _, err = run_main(capsys, "trace", "t1", "--db", str(db), "--html", target)
         assert_error(code, err, "--html", "this command reads" if "threads" not in target else "")
     after = {p.name: digest(p) for p in db.parent.iterdir() if p.is_file()}
     assert after == before
-    code, out, _ = run(capsys, "trace", "t1", "--db", str(db), "--json")
+    code, out, _ = run_main(capsys, "trace", "t1", "--db", str(db), "--json")
     assert code == 0 and json.loads(out)  # the database still reads
 
 
@@ -88,15 +81,17 @@ def test_trace_html_inside_an_index_is_refused(capsys, run_db, tmp_path):
     index_dir, db = run_db
     before = snapshot(index_dir)
     for target in (index_dir / "docstore.sqlite", index_dir / "new-page.html"):
-        code, _, err = run(capsys, "trace", "t1", "--db", str(db), "--html", str(target))
+        code, _, err = run_main(capsys, "trace", "t1", "--db", str(db), "--html", str(target))
         assert_error(code, err, "inside", str(index_dir.resolve()))
     assert snapshot(index_dir) == before
-    code, _, err = run(
+    code, _, err = run_main(
         capsys, "ask", QUESTION, "--index", str(index_dir), "--db", str(tmp_path / "r.sqlite")
     )
     assert code == 0, err  # the index still answers
     # Beside the index, the page is written.
-    code, _, err = run(capsys, "trace", "t1", "--db", str(db), "--html", str(tmp_path / "p.html"))
+    code, _, err = run_main(
+        capsys, "trace", "t1", "--db", str(db), "--html", str(tmp_path / "p.html")
+    )
     assert code == 0, err
     assert (tmp_path / "p.html").read_text().startswith("<!DOCTYPE html>")
 
@@ -119,20 +114,6 @@ def qa_line(title: str = "Alpha") -> str:
     )
 
 
-def eval_argv(questions: Path, *extra: str) -> list[str]:
-    return [
-        "eval",
-        "--questions",
-        str(questions),
-        "--methods",
-        "flat-bm25",
-        "--embedder",
-        "none",
-        "--no-progress",
-        *extra,
-    ]
-
-
 def test_eval_outputs_onto_the_questions_or_a_pool_file_are_refused(capsys, tmp_path):
     questions = tmp_path / "q.jsonl"
     pool = tmp_path / "pool.jsonl"
@@ -145,7 +126,7 @@ def test_eval_outputs_onto_the_questions_or_a_pool_file_are_refused(capsys, tmp_
         ["--out", str(tmp_path / "r.json"), "--html", str(pool)],
         ["--out", str(tmp_path / "r.json"), "--records", str(tmp_path / "r.json")],
     ):
-        code, _, err = run(capsys, *eval_argv(questions, "--pool", str(pool), *extra))
+        code, _, err = run_main(capsys, *eval_argv(questions, "--pool", str(pool), *extra))
         assert_error(code, err, extra[-1])
     assert (digest(questions), digest(pool)) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.jsonl", "q.jsonl"]
@@ -173,7 +154,7 @@ def test_eval_outputs_inside_the_corpus_or_the_index_folder_are_refused(capsys, 
         ["--out", str(corpus / "report.json")],
         ["--out", str(new_index / "report.json")],  # the index eval would build
     ):
-        code, _, err = run(capsys, *argv, *extra)
+        code, _, err = run_main(capsys, *argv, *extra)
         assert_error(code, err, extra[-1], "lies inside")
     assert not new_index.exists()  # refused before any work
     # An index built already, named with --index or found by its manifest.
@@ -185,7 +166,7 @@ def test_eval_outputs_inside_the_corpus_or_the_index_folder_are_refused(capsys, 
         eval_argv(questions, "--index", str(index_dir)),
         eval_argv(questions, "--corpus", str(corpus), "--index", str(tmp_path / "other")),
     ):
-        code, _, err = run(capsys, *argv, "--out", str(index_dir / "docstore.sqlite"))
+        code, _, err = run_main(capsys, *argv, "--out", str(index_dir / "docstore.sqlite"))
         assert_error(code, err, "docstore.sqlite", "lies inside")
     assert (snapshot(corpus), snapshot(index_dir)) == before
 
@@ -209,7 +190,7 @@ def test_outputs_onto_a_fifo_a_device_or_a_link_are_refused(capsys, run_db, tmp_
         (link, "symbolic link"),
         (folder, "a folder"),
     ):
-        code, _, err = run(capsys, "trace", "t1", "--db", str(db), "--html", str(target))
+        code, _, err = run_main(capsys, "trace", "t1", "--db", str(db), "--html", str(target))
         assert_error(code, err, what)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
@@ -269,7 +250,7 @@ def test_eval_html_on_a_full_disk_is_a_clear_error(capsys, tmp_path, tiny_disk):
     finally:
         os.close(fd)
     before = sorted(p.name for p in tiny_disk.iterdir())
-    code, _, err = run(
+    code, _, err = run_main(
         capsys,
         *eval_argv(questions, "--out", str(tmp_path / "r.json")),
         "--html",
@@ -278,55 +259,3 @@ def test_eval_html_on_a_full_disk_is_a_clear_error(capsys, tmp_path, tiny_disk):
     assert_error(code, err, "--html", "no space left", str(tiny_disk))
     assert sorted(p.name for p in tiny_disk.iterdir()) == before
     assert not (tmp_path / "r.json").exists()  # all or nothing
-
-
-# --- 6. a newline in a file name cannot forge a line of text output -------------------------
-
-
-FORGED = "evil\nsealgraph: error: forged"
-
-
-def _forged_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("sealgraph: error: forged")]
-
-
-def test_ids_titles_and_paths_cannot_forge_a_line(capsys, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / f"{FORGED}.md").write_text(
-        f"# Lamp {FORGED} title\n\nThe Lumen Lamp was designed by Ada Brightwater in 2011.\n"
-    )
-    (docs / "other.md").write_text("# Other\n\nThe Other Lamp was designed by Bob in 2012.\n")
-    index_dir = tmp_path / f"idx{FORGED}"
-    db = str(tmp_path / "runs.sqlite")
-    outputs = [
-        run(capsys, "index", str(docs), "--index", str(index_dir), "--embedder", "none"),
-        run(
-            capsys,
-            "ask",
-            "Who designed the Lumen Lamp?",
-            "--index",
-            str(index_dir),
-            "--db",
-            db,
-            "--thread",
-            "t1",
-        ),
-        run(capsys, "trace", "t1", "--db", db),
-        run(capsys, "replay", "t1", "--from", "1", "--set", "k=1", "--db", db),
-        run(capsys, "trace", "t1", "--db", db, "--html", str(tmp_path / f"p{FORGED}.html")),
-    ]
-    questions = tmp_path / "q.jsonl"
-    questions.write_text(json.dumps({**CORPUS_QUESTION, "gold_documents": [f"{FORGED}.md"]}) + "\n")
-    outputs.append(
-        run(
-            capsys,
-            *eval_argv(questions, "--index", str(index_dir), "--out", str(tmp_path / "r.json")),
-        )
-    )
-    for code, out, err in outputs:
-        assert code == 0, err
-        assert _forged_lines(out) == [] and _forged_lines(err) == [], (out, err)
-        assert "\x1b" not in out + err
-    shown = "".join(out + err for _, out, err in outputs)
-    assert "evil\\nsealgraph: error: forged" in shown  # shown, escaped

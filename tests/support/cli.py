@@ -93,3 +93,31 @@ def small_tmpfs(mount: Path, size: str) -> Iterator[Path]:
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``sealgraph ARGS`` in this process: ``(exit code, stdout, stderr)``.
+
+    An exception escaping the command (a traceback for the user) fails the test.
+    """
+    from sealgraph.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def eval_argv(questions: Path, *extra: str, methods: str = "flat-bm25") -> list[str]:
+    """``eval`` of ``questions`` with ``methods``, lexical only, without a progress bar."""
+    return [
+        "eval",
+        "--questions",
+        str(questions),
+        "--methods",
+        methods,
+        "--embedder",
+        "none",
+        "--no-progress",
+        *extra,
+    ]

@@ -258,7 +258,8 @@ def test_document_text_is_escaped():
 
 
 def tags(page):
-    return sorted(re.findall(r"<([A-Za-z][A-Za-z0-9]*)", page))
+    # <bdi> isolates right-to-left text: the one element a text may bring.
+    return sorted(t for t in re.findall(r"<([A-Za-z][A-Za-z0-9]*)", page) if t != "bdi")
 
 
 @settings(max_examples=40, deadline=None)
