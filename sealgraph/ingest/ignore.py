@@ -213,16 +213,27 @@ def _segment(glob: str, line: str) -> re.Pattern[str] | None:
 def _matches(parts: tuple[re.Pattern[str] | None, ...], relative: str) -> bool:
     """Whether the ``/``-separated path matches the pattern parts (``None``: ``**``).
 
-    The positions a prefix of the parts can reach in the path's folders, part by
-    part: at most parts x folders steps whatever the pattern.
+    The parts after the last ``**`` match the path's last names, one each; then the
+    positions a prefix of the other parts can reach in the path's folders, part by
+    part: at most parts x folders steps whatever the pattern, and a pattern without
+    a ``**`` inside (``name``, ``dir/*.md``) costs one step per part however deep
+    the path is.
     """
     names = relative.split("/")
+    rest = list(parts)
+    while rest and rest[-1] is not None:
+        part = rest.pop()
+        if not names or not part.match(names.pop()):
+            return False
+    if not rest:
+        return not names
+    rest.pop()  # a last ** takes whatever names are left, none included
     reach = {0}
-    for part in parts:
+    for part in rest:
         if part is None:
             reach = set(range(min(reach), len(names) + 1))
         else:
             reach = {i + 1 for i in reach if i < len(names) and part.match(names[i])}
         if not reach:
             return False
-    return len(names) in reach
+    return True
