@@ -412,10 +412,10 @@ def plan_documents(
     counter = token_counter(encoding_name)
     if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
         inputs = list(inputs)  # read twice: for the documents and for the folders given
-    given, sources, given_files = given_documents(
+    given, sources, given_files, excluded = given_documents(
         inputs, warn, follow_links=follow_links, limits=limits, exclude=exclude
     )
-    scope = Scope.of(inputs, sources)
+    scope = Scope.of(inputs, sources, excluded)
     if prune and scope is None:
         raise InputError(
             "pruning needs the files or folders the documents come from, not documents"

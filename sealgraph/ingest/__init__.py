@@ -102,6 +102,9 @@ class Corpus:
     """Documents in input order."""
     sources: list[SourceFile] = field(default_factory=list)
     """Files read, in input order (binary files that were skipped are not listed)."""
+    excluded: list[str] = field(default_factory=list)
+    """Files and folders inside the folders given that the ignore patterns (defaults,
+    ``.sealgraphignore``, ``exclude``) left out: absolute POSIX paths, symlinks resolved."""
 
 
 def load_documents(
@@ -165,7 +168,8 @@ def load_corpus(
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
     loader = _Loader(warn, limits or LoaderLimits())
-    files = iter_input_files(_as_path_list(paths), warn, follow_links, exclude)
+    excluded: list[str] = []
+    files = iter_input_files(_as_path_list(paths), warn, follow_links, exclude, excluded)
     for root, file, explicit in files:
         loader.load_file(root, file, explicit=explicit)
     loader.warn_missing_extras()
@@ -176,7 +180,7 @@ def load_corpus(
             f"no documents found in {shown} (sealgraph reads {', '.join(suffixes[:-1])} and "
             f"{suffixes[-1]} files)"
         )
-    return Corpus(documents=loader.documents, sources=loader.sources)
+    return Corpus(documents=loader.documents, sources=loader.sources, excluded=excluded)
 
 
 def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

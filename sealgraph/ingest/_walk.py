@@ -74,9 +74,17 @@ def walk_tree(
 
 
 def iter_input_files(
-    paths: list[Path], warn: WarnFn, follow_links: bool, exclude: Sequence[str] = ()
+    paths: list[Path],
+    warn: WarnFn,
+    follow_links: bool,
+    exclude: Sequence[str] = (),
+    excluded: list[str] | None = None,
 ) -> Iterator[tuple[Path, Path, bool]]:
-    """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root."""
+    """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root.
+
+    The files and folders the ignore patterns leave out are appended to ``excluded``
+    (real POSIX paths), so that pruning can remove what they held before.
+    """
     roots = [os.path.realpath(p) for p in paths]
     for path in paths:
         if _undecodable(str(path)):
@@ -88,8 +96,10 @@ def iter_input_files(
             raise InputError(f"no such file or directory: {path}")
         if path.is_dir():
             rules = IgnoreRules.for_folder(path, exclude)
-            for file in _walk(path, warn, roots=None if follow_links else roots, rules=rules):
-                yield path, file, False
+            walker = _Walker(path, warn, None if follow_links else roots, rules)
+            yield from ((path, file, False) for file in walker.run())
+            if excluded is not None:
+                excluded.extend(walker.excluded)
         else:
             kind = file_kind(path.stat().st_mode)
             if kind != "regular file":
@@ -99,14 +109,12 @@ def iter_input_files(
             yield path.parent, path, True
 
 
-def _walk(
-    root: Path, warn: WarnFn, *, roots: list[str] | None, rules: IgnoreRules | None = None
-) -> list[Path]:
-    """Supported, non-hidden regular files under ``root``, sorted by path relative to it.
+class _Walker:
+    """One folder's walk: the supported, non-hidden regular files under ``root``.
 
     Files and folders ``rules`` leave out (:mod:`sealgraph.ingest.ignore`) are not
-    read; a folder left out is not entered; a file or folder whose name is not
-    UTF-8 is skipped with a warning.
+    read, and are noted in :attr:`excluded`; a folder left out is not entered; a
+    file or folder whose name is not UTF-8 is skipped with a warning.
 
     Symlinks are followed when they resolve inside one of ``roots`` (the real
     paths given; None follows every link) and skipped with a warning otherwise.
@@ -116,16 +124,6 @@ def _walk(
     adds nothing and a link back up the tree cannot loop. Other files that are not
     regular files (FIFOs, sockets, devices) are skipped with a warning.
     """
-    walker = _Walker(root, warn, roots, rules)
-    pending = [root]
-    while pending:
-        top = pending.pop(0)
-        pending.extend(walker.walk(top))  # the linked folders it found, walked after
-    return walker.files()
-
-
-class _Walker:
-    """The state of one folder's walk: what was found, walked and inherited."""
 
     def __init__(
         self, root: Path, warn: WarnFn, roots: list[str] | None, rules: IgnoreRules | None
@@ -138,6 +136,15 @@ class _Walker:
         self.walked: set[str] = set()  # real paths of folders already listed
         self.file_links: list[Path] = []
         self.inherited: dict[str, IgnoreRules | None] = {}  # folder -> rules its parent passes on
+        self.excluded: list[str] = []  # real paths the rules left out
+
+    def run(self) -> list[Path]:
+        """Walk the tree, then the linked folders found in it; return the files, sorted by path."""
+        pending = [self.root]
+        while pending:
+            top = pending.pop(0)
+            pending.extend(self.walk(top))  # the linked folders it found, walked after
+        return self.files()
 
     def unreadable(self, error: OSError) -> None:
         self.warn(
@@ -171,38 +178,52 @@ class _Walker:
                 dirnames[:] = []
                 continue
             self.walked.add(real_dir)
-            here = Path(dirpath).relative_to(self.root).as_posix()
-            prefix = "" if here == "." else here + "/"
-            # A folder's own .sealgraphignore applies below it, after its parents' rules.
-            local = self.inherited.pop(dirpath, self.rules)
-            if local is not None and prefix:
-                local = local.below(Path(dirpath), prefix)
-            dirnames[:] = sorted(
-                d for d in dirnames if self.wanted(dirpath, d, prefix, local, True)
-            )
-            self.inherited.update((os.path.join(dirpath, d), local) for d in dirnames)
-            links.extend(
-                Path(dirpath, d)
-                for d in dirnames
-                if os.path.islink(Path(dirpath, d)) and self.inside(Path(dirpath, d))
-            )
-            for name in sorted(
-                n for n in filenames if self.wanted(dirpath, n, prefix, local, False)
-            ):
-                self.take(Path(dirpath, name))
+            links.extend(self.folder(dirpath, real_dir, dirnames, filenames))
         return links
 
+    def folder(
+        self, dirpath: str, real_dir: str, dirnames: list[str], filenames: list[str]
+    ) -> list[Path]:
+        """Take one folder's files, keep in ``dirnames`` those to enter; return its linked folders."""
+        here = Path(dirpath).relative_to(self.root).as_posix()
+        prefix = "" if here == "." else here + "/"
+        # A folder's own .sealgraphignore applies below it, after its parents' rules.
+        local = self.inherited.pop(dirpath, self.rules)
+        if local is not None and prefix:
+            local = local.below(Path(dirpath), prefix)
+
+        def entry(name: str) -> tuple[Path, Path, str]:
+            return Path(dirpath, name), Path(real_dir, name), prefix + name
+
+        dirnames[:] = sorted(d for d in dirnames if self.wanted(*entry(d), local, is_dir=True))
+        self.inherited.update((os.path.join(dirpath, d), local) for d in dirnames)
+        for name in sorted(n for n in filenames if self.wanted(*entry(n), local, is_dir=False)):
+            self.take(Path(dirpath, name))
+        return [
+            Path(dirpath, d)
+            for d in dirnames
+            if os.path.islink(Path(dirpath, d)) and self.inside(Path(dirpath, d))
+        ]
+
     def wanted(
-        self, folder: str, name: str, prefix: str, rules: IgnoreRules | None, is_dir: bool
+        self, path: Path, real: Path, relative: str, rules: IgnoreRules | None, *, is_dir: bool
     ) -> bool:
-        """Whether the walk reads this file or enters this folder."""
-        if not _wanted(prefix + name, rules, is_dir=is_dir):
+        """Whether the walk reads this file or enters this folder.
+
+        Hidden entries and files of no supported format are passed by silently; what
+        the ignore patterns leave out is noted in :attr:`excluded`; a name that is
+        not UTF-8 is skipped with a warning.
+        """
+        if not _wanted(relative, is_dir=is_dir):
             return False
-        if _undecodable(name):
+        if rules is not None and rules.ignored(relative, is_dir=is_dir):
+            self.excluded.append(real.as_posix())
+            return False
+        if _undecodable(path.name):
             what = "folder" if is_dir else "file"
             self.warn(
-                f"skipped {what} {shown_path(os.path.join(folder, name))}: its name is not "
-                "valid UTF-8 (rename it to index it)"
+                f"skipped {what} {shown_path(path)}: its name is not valid UTF-8 "
+                "(rename it to index it)"
             )
             return False
         return True
@@ -228,14 +249,12 @@ class _Walker:
         return sorted(self.found.values(), key=lambda f: f.relative_to(self.root).as_posix())
 
 
-def _wanted(relative: str, rules: IgnoreRules | None, *, is_dir: bool) -> bool:
-    """Whether a folder walk reads this file or enters this folder (not hidden, not left out)."""
+def _wanted(relative: str, *, is_dir: bool) -> bool:
+    """Whether a folder walk may read this file or enter this folder (not hidden, a document)."""
     name = relative.rsplit("/", 1)[-1]
     if name.startswith("."):
         return False
-    if not is_dir and Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-        return False
-    return not (rules and rules.ignored(relative, is_dir=is_dir))
+    return is_dir or Path(name).suffix.lower() in SUPPORTED_SUFFIXES
 
 
 def _warn_special(file: Path, warn: WarnFn) -> None:

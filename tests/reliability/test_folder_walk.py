@@ -9,6 +9,7 @@ on Python 3.11); a file name that is not UTF-8 aborted the whole build with
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,35 @@ def _deep_folder(root: Path, depth: int) -> Path:
     return root
 
 
-def test_a_folder_nested_1200_levels_deep_is_read_to_the_bottom(tmp_path):
+def remove_deep_folder(root: Path) -> None:
+    """Remove a chain of ``d`` folders from the top, without recursion.
+
+    ``shutil.rmtree`` (and so pytest's clean-up of old temporary folders) recurses
+    and would fail on it: each step moves the level below up and removes one.
+    """
+    while (root / "d").is_dir():
+        for entry in (root / "d").iterdir():
+            if entry.name != "d":
+                entry.unlink()
+        if (root / "d" / "d").is_dir():
+            (root / "d" / "d").rename(root / "next")
+        (root / "d").rmdir()
+        if (root / "next").is_dir():
+            (root / "next").rename(root / "d")
+
+
+@pytest.fixture
+def deep_docs(tmp_path) -> Iterator[Path]:
     docs = _deep_folder(tmp_path / "docs", DEPTH)
+    try:
+        yield docs
+    finally:
+        remove_deep_folder(docs)
+
+
+def test_a_folder_nested_1200_levels_deep_is_read_to_the_bottom(deep_docs):
     warnings: list[str] = []
-    documents = load_documents(docs, warn=warnings.append)
+    documents = load_documents(deep_docs, warn=warnings.append)
     ids = [d.doc_id for d in documents]
     assert ids == ["d/" * DEPTH + "bottom.md", "top.md"]
     assert "led by Ada Brightwater" in documents[0].text
@@ -102,3 +128,52 @@ def test_a_path_given_that_is_not_utf8_is_a_clear_error(capsys, tmp_path, badly_
     assert err.startswith("sealgraph: error:") and "bad\\xff\\xfe.md" in err
     assert "not valid UTF-8" in err
     assert not (tmp_path / "idx").exists()
+
+
+# --- 17. --exclude with --prune removes what is now left out, and says so -------------------
+
+
+def _site(root: Path) -> Path:
+    for name, text in {
+        "guide.md": "# Guide\n\nThe Lumen Lamp was designed by Ada Brightwater.\n",
+        "keep/a.md": "# Alpha\n\nAlpha notes about the Orbit project.\n",
+        "keep/b.md": "# Beta\n\nBeta notes about the Orbit project.\n",
+        "drafts/c.md": "# Gamma\n\nGamma draft about the Orbit project.\n",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def _doc_ids(index_dir: str) -> list[str]:
+    from sealgraph.index import load_index
+
+    index = load_index(index_dir)
+    return sorted(doc_id for doc_id, _ in index.titles())
+
+
+@pytest.mark.parametrize("where", ["folder", "qdrant+memory"])
+def test_exclude_with_prune_removes_what_is_now_left_out(capsys, tmp_path, where):
+    if where == "qdrant+memory":
+        pytest.importorskip("qdrant_client")
+    site = _site(tmp_path / "site")
+    index_dir = str(tmp_path / "idx") if where == "folder" else f"qdrant+memory://prune{id(site)}"
+    build = ["index", str(site), "--index", index_dir, "--embedder", "none"]
+    code, out, err = run_main(capsys, *build)
+    assert code == 0 and "indexed 4 documents" in out, err
+    # Without --prune the excluded documents are kept, and the warning says why.
+    code, out, err = run_main(capsys, *build, "--exclude", "keep/")
+    assert code == 0, err
+    assert "2 kept" in out and "left out by the ignore patterns" in err
+    assert _doc_ids(index_dir) == ["drafts/c.md", "guide.md", "keep/a.md", "keep/b.md"]
+    # With --prune they are removed, and the counts say so.
+    code, out, err = run_main(capsys, *build, "--exclude", "keep/", "--prune")
+    assert code == 0, err
+    assert "indexed 2 documents" in out and "2 removed" in out, out
+    assert _doc_ids(index_dir) == ["drafts/c.md", "guide.md"]
+    # A pattern added to .sealgraphignore prunes the same way; a file skipped with a
+    # warning (here: unreadable) keeps its documents.
+    (site / ".sealgraphignore").write_text("drafts/\n")
+    code, out, err = run_main(capsys, *build, "--prune")
+    assert code == 0 and "1 removed" in out, (out, err)
+    assert _doc_ids(index_dir) == ["guide.md", "keep/a.md", "keep/b.md"]
