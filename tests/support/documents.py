@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["write_pdf"]
+__all__ = ["write_pages", "write_pdf"]
 
 
 def write_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
@@ -39,3 +39,15 @@ def write_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> P
     with path.open("wb") as handle:
         writer.write(handle)
     return path
+
+
+def write_pages(folder: Path, n_files: int, paragraphs: int) -> Path:
+    """Write ``n_files`` Markdown pages of ``paragraphs`` shipping facts each (sizes for disks)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n_files):
+        body = "\n\n".join(
+            f"Paragraph {j} of page {i} says that item {i}-{j} was shipped to depot {j % 17}."
+            for j in range(paragraphs)
+        )
+        (folder / f"page{i:03d}.md").write_text(f"# Page {i}\n\n{body}\n")
+    return folder
