@@ -17,6 +17,14 @@ The rules are :data:`DEFAULT_EXCLUDES`, then the folder's own ``.sealgraphignore
 git's nested ignore files do (its ``/name`` and ``a/b`` are anchored at that
 subfolder). A file named on the command line is read whatever the patterns say:
 naming it is asking for it.
+
+The verdicts are git's own (a test compares them with ``git check-ignore`` on
+random patterns and trees). The matcher is written here rather than taken from
+``pathspec`` for two reasons: pathspec is MPL-2.0, not a permissive licence, so
+it cannot be in the default install; and it translates a pattern into one
+backtracking regex (``*a*a*a*a*a*a*a*a*b`` took 117 s on a 60-character name
+with pathspec 1.1.1), where this one matches part by part in linear time
+(microseconds on the same name).
 """
 
 from __future__ import annotations
@@ -227,7 +235,8 @@ def _matches(parts: tuple[re.Pattern[str] | None, ...], relative: str) -> bool:
             return False
     if not rest:
         return not names
-    rest.pop()  # a last ** takes whatever names are left, none included
+    ends_in_stars = len(rest) == len(parts)
+    rest.pop()  # the last ** takes whatever names are left ...
     reach = {0}
     for part in rest:
         if part is None:
@@ -236,4 +245,6 @@ def _matches(parts: tuple[re.Pattern[str] | None, ...], relative: str) -> bool:
             reach = {i + 1 for i in reach if i < len(names) and part.match(names[i])}
         if not reach:
             return False
-    return True
+    # ... but a pattern ending in "dir/**" needs one name at least after dir (git:
+    # "a/**" is what is inside a, not a itself).
+    return not (ends_in_stars and rest) or min(reach) < len(names)
