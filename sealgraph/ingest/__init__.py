@@ -466,18 +466,19 @@ def _validate_qa_record(
     if "answer" in record and not isinstance(record["answer"], str):
         raise IngestError(f'{where}: "answer" must be a string')
     facts = record.get("supporting_facts")
-    if facts is not None and not (
-        isinstance(facts, list)
-        and all(
-            isinstance(f, list)
-            and len(f) == 2
-            and isinstance(f[0], str)
-            and isinstance(f[1], int)
-            and not isinstance(f[1], bool)
-            for f in facts
-        )
-    ):
+    if facts is not None and not (isinstance(facts, list) and all(map(_is_fact, facts))):
         raise IngestError(f'{where}: "supporting_facts" must be a list of [title, index] pairs')
+
+
+def _is_fact(fact: Any) -> bool:
+    """Whether ``fact`` is a supporting fact: ``[title, sentence index]``."""
+    return (
+        isinstance(fact, list)
+        and len(fact) == 2
+        and isinstance(fact[0], str)
+        and isinstance(fact[1], int)
+        and not isinstance(fact[1], bool)
+    )
 
 
 def parse_json_line(line: str, where: str) -> Any:
