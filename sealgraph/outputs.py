@@ -74,15 +74,15 @@ class Inputs:
     ) -> Inputs:
         """Build the inputs of a command, skipping paths that are None.
 
-        ``databases`` are SQLite run databases: their side files (``-wal``,
-        ``-shm``, ``-journal``) and thread-lock folder are protected as well. A
-        ``postgresql://`` URL is no file and is skipped.
+        ``databases`` are SQLite run database files (not a PostgreSQL URL): their
+        side files (``-wal``, ``-shm``, ``-journal``) and thread-lock folder are
+        protected as well.
         """
         kept_files = [(p, what) for p, what in files if p is not None]
         kept_folders = [(p, what) for p, what in folders if p is not None]
         for db in databases:
-            if db is None or "://" in str(db) or "=" in str(db):
-                continue  # a PostgreSQL URL or libpq string: nothing on this disk
+            if db is None:
+                continue
             kept_files.append((db, "the run database"))
             kept_files += [
                 (f"{db}{end}", "a file of the run database") for end in _SQLITE_SIDE_FILES

@@ -172,6 +172,7 @@ def _write_html(args: argparse.Namespace, origin: Any, branch: Any, snapshot: An
     from sealgraph.index._address import is_index_address
     from sealgraph.outputs import Inputs
     from sealgraph.paths import default_db_path
+    from sealgraph.runs.checkpointers import is_postgres_conninfo, is_postgres_url
     from sealgraph.runs.page import write_run_page
 
     thread_id = args.thread
@@ -188,9 +189,9 @@ def _write_html(args: argparse.Namespace, origin: Any, branch: Any, snapshot: An
     if branch.overrides:
         facts["overrides"] = json.dumps(branch.overrides, sort_keys=True)
     index = origin.index if origin.index and not is_index_address(origin.index) else None
-    inputs = Inputs.of(
-        databases=[args.db or default_db_path()], folders=[(index, "the run's index")]
-    )
+    db = args.db or default_db_path()
+    on_disk = not (is_postgres_url(db) or is_postgres_conninfo(db))
+    inputs = Inputs.of(databases=[db] if on_disk else [], folders=[(index, "the run's index")])
     path = write_run_page(
         args.html,
         snapshot.values,
