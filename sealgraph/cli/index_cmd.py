@@ -344,13 +344,16 @@ def run(args: argparse.Namespace) -> int:
         exclude=args.exclude,
         **options,
     )
+    _remember(args.paths, index_dir)
     # The index build_index returns is this build's own (loaded under its lock),
     # so the counts cannot be those of a concurrent build.
     counts = index.manifest["counts"]
     changes = (
         f"{counts['documents_added']} added, {counts['documents_updated']} updated, "
-        f"{counts['documents_kept']} kept"
+        f"{counts.get('documents_unchanged', 0)} unchanged"
     )
+    if counts["documents_kept"]:  # documents not given this time, left as they were
+        changes += f", {counts['documents_kept']} kept"
     if counts["documents_removed"]:
         changes += f", {counts['documents_removed']} removed"
     if index.embedder_name:
@@ -370,6 +373,18 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _remember(paths: list[str], index_dir: str) -> None:
+    """Note a folder's index in the user cache, for ``eval --corpus`` to reuse."""
+    from pathlib import Path
+
+    from sealgraph.index._address import is_index_address
+
+    if len(paths) == 1 and Path(paths[0]).is_dir() and not is_index_address(index_dir):
+        from sealgraph.eval._built_indexes import remember_built_index
+
+        remember_built_index(paths[0], index_dir)
 
 
 def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -> int:

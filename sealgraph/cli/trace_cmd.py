@@ -271,6 +271,8 @@ def run_replay(args: argparse.Namespace) -> int:
             thread_id, index=origin.index, llm=origin.llm, overrides=origin.overrides
         )
         result = fork_run(graph, config, args.from_step, overrides, on_node=progress)
+    for warning in result.warnings:
+        print(one_line(f"sealgraph: warning: {warning}"), file=sys.stderr, flush=True)
     diff = result.diff
     if args.json:
         out = {
@@ -279,6 +281,7 @@ def run_replay(args: argparse.Namespace) -> int:
             "fork_checkpoint_id": result.fork_checkpoint_id,
             "fork_end_id": result.fork_end_id,
             "overrides": result.overrides,
+            "warnings": list(result.warnings),
             **diff.to_dict(),
             "evidence_before": [e.get("chunk_id") for e in result.before.get("evidence") or []],
             "evidence_after": [e.get("chunk_id") for e in result.after.get("evidence") or []],

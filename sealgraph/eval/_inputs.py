@@ -80,10 +80,17 @@ def warn_unused_llm_overrides(
 
 
 def run_config(
-    *, k: int, budget: int | None, max_loops: int | None, overrides: Mapping[str, Any] | None
+    *,
+    k: int | None,
+    budget: int | None,
+    max_loops: int | None,
+    overrides: Mapping[str, Any] | None,
 ) -> SealConfig:
-    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``."""
-    if k < 1:
+    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``.
+
+    None keeps the config's own (``k``: the one default of every entry point).
+    """
+    if k is not None and k < 1:
         raise InputError(f"--k must be at least 1, got {k}")
     if budget is not None and budget < MIN_BUDGET:
         raise InputError(
@@ -250,6 +257,7 @@ def _open_documents(
     embedder: str,
     encoding: str,
     lexicon: str = "english",
+    folder: Path | None = None,
 ) -> OpenedIndex:
     # Every eval index is chunked alike, so cached indexes of one corpus are shared.
     return open_index(
@@ -259,6 +267,7 @@ def _open_documents(
         max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
         encoding=encoding,
         lexicon=lexicon,
+        folder=folder,
     )
 
 
@@ -283,7 +292,12 @@ def _open_corpus(
         sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
         questions = load_corpus_questions(path, sources)
         opened = _open_documents(
-            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=lexicon
+            documents,
+            index_dir,
+            embedder=embedder,
+            encoding=encoding,
+            lexicon=lexicon,
+            folder=folder,
         )
         corpus_size = len(documents)
     else:

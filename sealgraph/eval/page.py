@@ -22,7 +22,7 @@ from sealgraph.runs.timeline import snippet
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.eval.methods import MethodOutput
 
-__all__ = ["method_run_anchor", "method_run_section", "render_eval_page"]
+__all__ = ["cell_verdict", "method_run_anchor", "method_run_section", "render_eval_page"]
 
 _SUMMARY_SCORES: tuple[tuple[str, str], ...] = (
     ("recall", "recall"),
@@ -54,6 +54,23 @@ def _score_text(scores: Mapping[str, Any]) -> str:
     if scores.get("declined"):
         shown.append("declined")
     return " · ".join(shown)
+
+
+def cell_verdict(record: Mapping[str, Any]) -> tuple[str, str]:
+    """Return how a question's cell is marked (``low``, ``right`` or ``""``) and a note.
+
+    An unanswerable question (its corpus does not hold the answer) is right when the
+    method declined and wrong when it answered, whatever its scores; an answerable one
+    is marked low when a score is under :data:`_LOW` or the method declined.
+    """
+    scores = record.get("scores") or {}
+    declined = bool(scores.get("declined"))
+    if record.get("answerable") is False:
+        return ("right", "right: unanswerable") if declined else ("low", "answered: unanswerable")
+    low = any(
+        isinstance(scores.get(key), float) and scores[key] < _LOW for key, _ in _SUMMARY_SCORES
+    )
+    return ("low", "") if low or declined else ("", "")
 
 
 def _flat_state(record: Mapping[str, Any], output: MethodOutput) -> dict[str, Any]:
@@ -154,12 +171,9 @@ def _overview(
                 cells.append("<td></td>")
                 continue
             scores = record.get("scores") or {}
-            low = any(
-                isinstance(scores.get(key), float) and scores[key] < _LOW
-                for key, _ in _SUMMARY_SCORES
-            )
-            cls = ' class="low"' if low or scores.get("declined") else ""
-            text = _score_text(scores) or "open"
+            verdict, note = cell_verdict(record)
+            cls = f' class="{verdict}"' if verdict else ""
+            text = " · ".join(filter(None, (_score_text(scores), note))) or "open"
             cells.append(
                 f'<td{cls}><a href="#{method_run_anchor(qid, method)}">{_e(text)}</a></td>'
             )
@@ -233,7 +247,8 @@ def render_eval_page(
         _methods_table(report),
         "<h2>Questions</h2>",
         '<p class="mute">Each cell is one method on one question (scores below '
-        f"{_LOW} or a declined answer are marked); it links to that run.</p>",
+        f"{_LOW} or a declined answer are marked; on a question the documents cannot answer, "
+        "a decline is right and an answer wrong); it links to that run.</p>",
         _overview(questions, by_key, methods, texts),
         *(
             _question_part(qid, [r for r, _ in grouped[qid]], [s for _, s in grouped[qid]])

@@ -314,7 +314,7 @@ def make_record(
 def run_eval(
     questions: str | Path,
     *,
-    k: int,
+    k: int | None = None,
     methods: str | Sequence[str],
     pools: Sequence[str | Path] = (),
     corpus: str | Path | None = None,

@@ -180,14 +180,24 @@ def merge_documents(
         if doc_id not in given_ids and doc_id not in dropped
     }
     files.update(given_files)
-    updated = len(given_ids & old_ids)
-    counts = {
-        "added": len(given) - updated,
+    return merged, files, document_counts(_merge_counts(old, given, dropped)), stale
+
+
+def _merge_counts(
+    old: Sequence[Document], given: Sequence[Document], dropped: set[str]
+) -> dict[str, int]:
+    """Documents added, updated (given again, changed), unchanged, kept and removed."""
+    old_by_id = {doc.doc_id: doc for doc in old}
+    again = [doc for doc in given if doc.doc_id in old_by_id]
+    unchanged = sum(1 for doc in again if old_by_id[doc.doc_id] == doc)
+    updated = len(again) - unchanged
+    return {
+        "added": len(given) - len(again),
         "updated": updated,
-        "kept": len(old) - updated - len(dropped),
+        "unchanged": unchanged,
+        "kept": len(old) - len(again) - len(dropped),
         "removed": len(dropped),
     }
-    return merged, files, document_counts(counts), stale
 
 
 def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Scope | None) -> str:

@@ -183,6 +183,7 @@ table.slots td.slot{min-width:150px;max-width:230px}
 td.slot.in{background:var(--inbg);border:2px solid var(--in)}
 td.slot.kept{color:var(--mute)}
 td.low{background:var(--outbg)}
+td.right{background:var(--inbg)}
 .swap{border:1px solid var(--line);border-radius:4px;padding:6px 10px;margin:8px 0;
 break-inside:avoid}
 .swap .arrow{font-weight:700;margin:0 6px}

@@ -152,12 +152,9 @@ def _doc_ids(index_dir: str) -> list[str]:
     return sorted(doc_id for doc_id, _ in index.titles())
 
 
-@pytest.mark.parametrize("where", ["folder", "qdrant+memory"])
-def test_exclude_with_prune_removes_what_is_now_left_out(capsys, tmp_path, where):
-    if where == "qdrant+memory":
-        pytest.importorskip("qdrant_client")
+def test_exclude_with_prune_removes_what_is_now_left_out(capsys, tmp_path):
     site = _site(tmp_path / "site")
-    index_dir = str(tmp_path / "idx") if where == "folder" else f"qdrant+memory://prune{id(site)}"
+    index_dir = str(tmp_path / "idx")
     build = ["index", str(site), "--index", index_dir, "--embedder", "none"]
     code, out, err = run_main(capsys, *build)
     assert code == 0 and "indexed 4 documents" in out, err
@@ -171,9 +168,26 @@ def test_exclude_with_prune_removes_what_is_now_left_out(capsys, tmp_path, where
     assert code == 0, err
     assert "indexed 2 documents" in out and "2 removed" in out, out
     assert _doc_ids(index_dir) == ["drafts/c.md", "guide.md"]
-    # A pattern added to .sealgraphignore prunes the same way; a file skipped with a
-    # warning (here: unreadable) keeps its documents.
+    # A pattern added to .sealgraphignore prunes the same way.
     (site / ".sealgraphignore").write_text("drafts/\n")
     code, out, err = run_main(capsys, *build, "--prune")
     assert code == 0 and "1 removed" in out, (out, err)
     assert _doc_ids(index_dir) == ["guide.md", "keep/a.md", "keep/b.md"]
+
+
+def test_exclude_with_prune_removes_from_a_qdrant_collection(tmp_path):
+    pytest.importorskip("qdrant_client")
+    from sealgraph.index import build_index
+
+    site = _site(tmp_path / "site")
+    address = f"qdrant+memory://prune-{tmp_path.name}"
+    build_index(site, address, embedder="none", warn=lambda _: None)
+    warnings: list[str] = []
+    kept = build_index(site, address, embedder="none", exclude=["keep/"], warn=warnings.append)
+    assert kept.manifest["counts"]["documents_kept"] == 2
+    assert any("left out by the ignore patterns" in w for w in warnings)
+    pruned = build_index(
+        site, address, embedder="none", exclude=["keep/"], prune=True, warn=lambda _: None
+    )
+    assert pruned.manifest["counts"]["documents_removed"] == 2
+    assert _doc_ids(address) == ["drafts/c.md", "guide.md"]

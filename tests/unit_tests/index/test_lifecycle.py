@@ -123,7 +123,9 @@ def test_a_changed_file_is_chunked_again_and_only_new_text_embedded(tmp_path):
     before = embedder.documents_embedded
     updated = build_index(docs, idx, embedder=embedder, warn=quiet)
     counts = updated.manifest["counts"]
-    assert (counts["documents_added"], counts["documents_updated"]) == (0, 5)
+    # One file changed: one document updated, the four others given again unchanged.
+    assert (counts["documents_added"], counts["documents_updated"]) == (0, 1)
+    assert counts["documents_unchanged"] == 4
     lamp_chunks = updated.doc_chunks("products/lumen_lamp.md")
     assert len(lamp_chunks) == len(first.doc_chunks("products/lumen_lamp.md")) + 1
     assert "12,000 units" in lamp_chunks[-1].text
@@ -148,10 +150,11 @@ def test_indexing_the_same_folder_again_embeds_nothing(tmp_path, capsys):
     assert embedder.documents_embedded == 10
     counts = again.manifest["counts"]
     assert (counts["documents_updated"], counts["vectors_reused"], counts["vectors_new"]) == (
-        5,
+        0,
         10,
         0,
     )
+    assert (counts["documents_unchanged"], counts["documents_added"]) == (5, 0)
 
 
 def test_replace_rebuilds_from_the_given_files_only(tmp_path):
@@ -335,7 +338,7 @@ def test_deleted_files_stay_with_a_warning_unless_pruned(tmp_path, capsys):
 
     code, out, err = run_cli(capsys, "index", str(docs), "--index", str(idx), "--prune")
     assert code == 0, err
-    assert "(0 added, 4 updated, 1 kept, 1 removed)" in out
+    assert "(0 added, 0 updated, 4 unchanged, 1 kept, 1 removed)" in out
     index = load_index(idx)
     assert "port_ellis.md" not in {doc_id for doc_id, _ in index.titles()}
     assert "outside.md" in {doc_id for doc_id, _ in index.titles()}  # not under docs/: kept
