@@ -22,7 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -35,35 +34,8 @@ _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
 STAR_PATTERN = "*a" * 8 + "*b"
 
-
-def deep_folder(root: Path, depth: int) -> Path:
-    """Write ``top.md`` and, ``depth`` folders ``d`` down, ``bottom.md``."""
-    root.mkdir()
-    (root / "top.md").write_text("# Top\n\nThe top page names the Orbit project.\n")
-    fd = os.open(root, os.O_RDONLY)
-    for _ in range(depth):  # relative steps: each call's path stays short
-        os.mkdir("d", dir_fd=fd)
-        child = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = child
-    leaf = os.open("bottom.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-    os.write(leaf, b"# Bottom\n\nThe Orbit project is led by Ada Brightwater.\n")
-    os.close(leaf)
-    os.close(fd)
-    return root
-
-
-def remove_deep_folder(root: Path) -> None:
-    """Remove a chain of ``d`` folders without recursion (``shutil.rmtree`` recurses)."""
-    while (root / "d").is_dir():
-        for entry in (root / "d").iterdir():
-            if entry.name != "d":
-                entry.unlink()
-        if (root / "d" / "d").is_dir():
-            (root / "d" / "d").rename(root / "next")
-        (root / "d").rmdir()
-        if (root / "next").is_dir():
-            (root / "next").rename(root / "d")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.documents import deep_folder, remove_deep_folder  # noqa: E402 - the tests' helpers
 
 
 def workbook(path: Path, rows: int) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_main
+from support.documents import deep_folder, remove_deep_folder
 
 from sealgraph.ingest import load_documents
 from sealgraph.ingest._walk import walk_tree
@@ -21,45 +22,9 @@ from sealgraph.ingest._walk import walk_tree
 DEPTH = 1200
 
 
-def _deep_folder(root: Path, depth: int) -> Path:
-    root.mkdir()
-    (root / "top.md").write_text("# Top\n\nThe top page names the Orbit project.\n")
-    # Made with relative steps: the kernel's path walk per call stays short.
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        for _ in range(depth):
-            os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        leaf = os.open("bottom.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf, b"# Bottom\n\nThe Orbit project is led by Ada Brightwater.\n")
-        os.close(leaf)
-    finally:
-        os.close(fd)
-    return root
-
-
-def remove_deep_folder(root: Path) -> None:
-    """Remove a chain of ``d`` folders from the top, without recursion.
-
-    ``shutil.rmtree`` (and so pytest's clean-up of old temporary folders) recurses
-    and would fail on it: each step moves the level below up and removes one.
-    """
-    while (root / "d").is_dir():
-        for entry in (root / "d").iterdir():
-            if entry.name != "d":
-                entry.unlink()
-        if (root / "d" / "d").is_dir():
-            (root / "d" / "d").rename(root / "next")
-        (root / "d").rmdir()
-        if (root / "next").is_dir():
-            (root / "next").rename(root / "d")
-
-
 @pytest.fixture
 def deep_docs(tmp_path) -> Iterator[Path]:
-    docs = _deep_folder(tmp_path / "docs", DEPTH)
+    docs = deep_folder(tmp_path / "docs", DEPTH)
     try:
         yield docs
     finally:
