@@ -527,12 +527,11 @@ def test_a_run_config_is_an_allow_list_with_caps(tiny_index):
         {"question": "Who designed the Lumen Lamp?"}, context={"config": {"k": 2}}
     )
     assert len(result["evidence"]) == 2
-    for context in (
-        {"config": {"llm.base_url": "http://attacker.invalid"}},
-        SealContext(config={"k": 500}),
-    ):
-        with pytest.raises(ConfigError, match="a run"):
-            graph.invoke({"question": "x?"}, context=context)
+    with pytest.raises(ConfigError, match="a run"):
+        graph.invoke({"question": "x?"}, context={"config": {"llm.base_url": "http://x.invalid"}})
+    # A value out of bounds is refused where the context is made, before the graph runs.
+    with pytest.raises(ConfigError, match="a run's k must be a number from 1 to 50"):
+        SealContext(config={"k": 500})
 
 
 # --- a run database is data: it cannot choose where an LLM run sends the key -----------------
