@@ -74,7 +74,10 @@ def index_arg(args: argparse.Namespace, *, announce: bool = False, in_memory: bo
 
         raise InputError(f"give --index DIR or set {INDEX_ENV}")
     if announce:
-        print(f"sealgraph: using --index {value} (from ${INDEX_ENV})", file=sys.stderr, flush=True)
+        from sealgraph.terminal import one_line
+
+        line = one_line(f"sealgraph: using --index {value} (from ${INDEX_ENV})")
+        print(line, file=sys.stderr, flush=True)
     return value
 
 

@@ -27,7 +27,7 @@ from sealgraph.cli._env import (
 )
 from sealgraph.cli._questions import read_questions
 from sealgraph.errors import InputError
-from sealgraph.terminal import printable
+from sealgraph.terminal import one_line
 
 EXIT_LLM_FELL_BACK = 3
 """Exit status of an ``ask --llm`` whose answer came (in part) from the offline reasoner:
@@ -265,7 +265,7 @@ class _AskRun:
     def one(self, question: str, thread_id: str, *, announce: bool) -> int:
         config = self._config(thread_id)
         if announce:
-            _err(f"thread: {printable(thread_id, one_line=True)}")
+            _err(f"thread: {one_line(thread_id)}")
         return _drive(self.graph, {"question": question}, config, thread_id, self.args)
 
     def many(self, source: str) -> int:
@@ -276,7 +276,7 @@ class _AskRun:
         for number, line in enumerate(read_questions(source)):
             if line.error:
                 failed += 1
-                _err(f"sealgraph: error: {printable(line.error, one_line=True)}")
+                _err(f"sealgraph: error: {one_line(line.error)}")
                 if self.args.json:
                     print(json.dumps({"id": line.id, "error": line.error}, ensure_ascii=False))
                 continue
@@ -284,8 +284,8 @@ class _AskRun:
                 print()
             thread_id = new_thread_id()
             if not self.args.json:
-                print(f"Q {printable(line.id, one_line=True)}: {line.question}")
-            _err(f"{printable(line.id, one_line=True)}: thread {thread_id}")
+                print(one_line(f"Q {line.id}: {line.question}"))
+            _err(f"{one_line(line.id)}: thread {thread_id}")
             status = _drive(
                 self.graph,
                 {"question": line.question},
@@ -454,7 +454,7 @@ def circuit_warning(circuit: Mapping[str, Any] | None) -> str:
     """Return the stderr warning for an open LLM circuit ('' when it stayed closed)."""
     if not circuit:
         return ""
-    return (
+    return one_line(
         f"sealgraph: warning: LLM circuit opened at {circuit['step']}: {circuit['reason']}; "
         "the remaining LLM steps used the offline reasoner without a call"
     )
@@ -477,7 +477,9 @@ def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
     )
     n = len(fallbacks)
     steps = "LLM step" if n == 1 else "LLM steps"
-    return f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    return one_line(
+        f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    )
 
 
 def _print_result(
@@ -546,12 +548,12 @@ def run_demo(args: argparse.Namespace) -> int:
             continue
         if number > 1:
             print()
-        print(f"Q {item['id']}: {item['question']}")
+        print(one_line(f"Q {item['id']}: {item['question']}"))
         print(f"A: {values.get('answer', '')}")
         mark = "matches" if match else "does NOT match"
         print(f"   expected: {item['answer']} ({mark})")
         for c in values.get("citations") or []:
-            print(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}")
+            print(one_line(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}"))
         print("   steps:")
         for line in trace:
             print(f"     {line}")

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from sealgraph.cli._env import INDEX_ENV, add_index_argument, add_lexicon_argument, index_arg
+from sealgraph.terminal import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -365,9 +366,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         vectors = "embedder: none (lexical only)"
     print(
-        f"indexed {counts['documents']} documents, {counts['chunks']} chunks into "
-        f"{index_location(index)} "
-        f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+        one_line(
+            f"indexed {counts['documents']} documents, {counts['chunks']} chunks into "
+            f"{index_location(index)} "
+            f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+        )
     )
     return 0
 
@@ -412,9 +415,11 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
     index = remove_documents(path, args.paths, embedder="none", **options)
     counts = index.manifest["counts"]
     print(
-        f"removed {counts['documents_removed']} documents from {index_location(index)}: "
-        f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
-        f"again; {time.perf_counter() - started:.1f} s"
+        one_line(
+            f"removed {counts['documents_removed']} documents from {index_location(index)}: "
+            f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
+            f"again; {time.perf_counter() - started:.1f} s"
+        )
     )
     return 0
 
@@ -431,8 +436,10 @@ def _verify(args: argparse.Namespace, started: float) -> int:
     checked = verify_index(path)
     what = "points match its manifest" if is_index_address(path) else "files match their checksums"
     print(
-        f"sealgraph: the index at {path} is intact: {checked} {what} "
-        f"({time.perf_counter() - started:.1f} s)"
+        one_line(
+            f"sealgraph: the index at {path} is intact: {checked} {what} "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
     )
     return 0
 
@@ -477,8 +484,10 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
     index = refresh_lexical(path, embedder="none", **options)
     tokenizer = index.manifest["lexical"]["tokenizer_version"]
     print(
-        f"rebuilt the lexical index of {index_location(index)} ({index.n_docs} documents, "
-        f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
-        f"{time.perf_counter() - started:.1f} s"
+        one_line(
+            f"rebuilt the lexical index of {index_location(index)} ({index.n_docs} documents, "
+            f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
+            f"{time.perf_counter() - started:.1f} s"
+        )
     )
     return 0

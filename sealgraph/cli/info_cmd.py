@@ -6,7 +6,7 @@ import argparse
 import json
 
 from sealgraph.cli._env import add_index_argument, index_arg
-from sealgraph.terminal import printable
+from sealgraph.terminal import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         ("changed", info.changed or "unknown"),
     ]
     for name, value in rows:
-        print(f"{name + ':':11}{printable(value, one_line=True)}")
+        print(f"{name + ':':11}{one_line(value)}")
     return 0
 
 

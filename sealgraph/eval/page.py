@@ -11,11 +11,11 @@ no external load (:data:`sealgraph.runs.page.PAGE_CSP`).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sealgraph.eval.report import table_columns
+from sealgraph.runs._html import html_attr, html_text
 from sealgraph.runs.page import page_anchor, page_document, run_section
 from sealgraph.runs.timeline import snippet
 
@@ -36,7 +36,8 @@ _LOW = 0.5  # a per-question score below this is marked, to find the bad numbers
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    # Element content: escaped, bidi controls shown, right-to-left text isolated.
+    return html_text(value)
 
 
 def method_run_anchor(question_id: str, method: str) -> str:
@@ -134,7 +135,7 @@ def method_run_section(
     scores = _score_text(record.get("scores") or {})
     answer = snippet(output.answer, 100)
     return (
-        f'<details class="method-run" id="{anchor}" data-method="{_e(method)}">'
+        f'<details class="method-run" id="{anchor}" data-method="{html_attr(method)}">'
         f'<summary><b>{_e(method)}</b> <span class="mute">{_e(scores)}</span> · '
         f"{_e(answer)}</summary>\n{body}\n</details>"
     )

@@ -8,7 +8,8 @@ reason, the packing view (budget bar, kept and dropped spans) and the answer wit
 each citation linked to its span, document and character offsets.
 
 The page is safe to open for any corpus: every piece of document, question or
-answer text goes through :func:`html.escape`, and a Content-Security-Policy
+answer text is escaped (:mod:`sealgraph.runs._html`: bidi controls shown as
+escapes, right-to-left text isolated in ``<bdi>``), and a Content-Security-Policy
 forbids every script and every external load (the page uses none: collapsible
 parts are ``<details>``). It opens from disk, prints readably (``@media print``)
 and is deterministic: the same events and state give the same bytes.
@@ -22,7 +23,6 @@ sections into a document.
 from __future__ import annotations
 
 import hashlib
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sealgraph.outputs import Inputs, write_output
+from sealgraph.runs._html import html_attr, html_text
 from sealgraph.runs.answer_step import answer_step_section
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 from sealgraph.text.readable import readable
@@ -73,8 +75,14 @@ _REFUSAL_KINDS: tuple[tuple[str, str], ...] = (
 
 
 def _e(value: Any) -> str:
-    # Every text that reaches the page passes here (quotes too: it may sit in an attribute).
-    return html.escape(str(value), quote=True)
+    # Every text that reaches the page's content passes here: escaped, bidi controls shown,
+    # right-to-left text isolated (sealgraph.runs._html). Attributes pass _a.
+    return html_text(value)
+
+
+def _a(value: Any) -> str:
+    # A value inside an attribute or the <title>: escaped, no markup.
+    return html_attr(value)
 
 
 def _shown_title(value: Any) -> str:
@@ -213,34 +221,25 @@ def page_document(title: str, body: str) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_a(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body><main>\n{body}\n</main></body></html>\n"
     )
 
 
-def write_page(path: str | os.PathLike[str], text: str) -> Path:
-    """Write a page atomically (a temporary sibling moved into place) and return its path.
+def write_page(path: str | os.PathLike[str], text: str, *, inputs: Inputs | None = None) -> Path:
+    """Write a page through :func:`sealgraph.outputs.write_output` and return its path.
+
+    Args:
+        path: The page file.
+        text: The HTML text.
+        inputs: What the command writing it reads, never replaced by the page.
 
     Raises:
-        InputError: The path is a directory, its folder does not exist, or writing failed.
+        InputError: The target is refused (a file the command reads, inside an
+            index, a link, not a regular file...) or writing failed; nothing changed.
 
     """
-    from sealgraph.errors import InputError
-
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"cannot write {target}: it is a directory")
-    if not target.parent.is_dir():
-        raise InputError(f"cannot write {target}: directory {target.parent} does not exist")
-    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    return write_output(path, text, flag="--html", inputs=inputs)
 
 
 def render_run_page(
@@ -277,13 +276,16 @@ def render_run_page(
 def write_run_page(
     path: str | os.PathLike[str],
     state: Mapping[str, Any],
+    *,
+    inputs: Inputs | None = None,
     **kwargs: Any,
 ) -> Path:
     """Render a run with :func:`render_run_page` (same keywords) and write it to ``path``.
 
-    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page.
+    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page;
+    ``inputs`` are files and folders the page must never replace (:func:`write_page`).
     """
-    return write_page(path, render_run_page(state, **kwargs))
+    return write_page(path, render_run_page(state, **kwargs), inputs=inputs)
 
 
 def run_section(
@@ -535,7 +537,7 @@ def _slot_cell(run: _Run, row: _Row, chunk_id: str) -> str:
             f'<s class="cid">{_e(victim)}</s></div>'
         )
     return (
-        f'<td class="{cls}" data-chunk="{_e(chunk_id)}" data-loop="{row.loop}">'
+        f'<td class="{cls}" data-chunk="{_a(chunk_id)}" data-loop="{row.loop}">'
         f"{run.chunk_link(chunk_id)}{mark}</td>"
     )
 
@@ -731,8 +733,8 @@ def _decision_card(run: _Run, kind: str, data: Mapping[str, Any]) -> str:
             f'<tr class="victim"><th>victim</th>{_score_cells(v_score)}</tr></table>'
         )
     return (
-        f'<div class="swap {kind}" data-candidate="{_e(cand or "")}" '
-        f'data-victim="{_e(victim or "")}">{badge} '
+        f'<div class="swap {kind}" data-candidate="{_a(cand or "")}" '
+        f'data-victim="{_a(victim or "")}">{badge} '
         f'<span class="badge in">{in_label}</span> {inn}<span class="arrow">⇄</span>'
         f'<span class="badge out">{out_label}</span> {out}'
         f'<div class="reason">{_e(reason)}</div>'
@@ -786,7 +788,7 @@ def _budget_bar(kept: Sequence[Mapping[str, Any]], budget: int) -> str:
         return ""
     segments = "".join(
         f'<span style="width:{100 * int(d.get("tokens") or 0) / budget:.2f}%" '
-        f'title="{_e(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
+        f'title="{_a(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
         f"{int(d.get('tokens') or 0)}</span>"
         for d in kept
     )
@@ -863,7 +865,7 @@ def _evidence_part(run: _Run) -> str:
             section += f" · characters [{item['start']}:{item['end']}]"
         parts.append(
             f'<section class="chunk" id="{page_anchor(run.prefix, "chunk", cid)}" '
-            f'data-chunk="{_e(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
+            f'data-chunk="{_a(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
             f'<span class="cid">{_e(cid)}</span> <span class="mute">{_e(section)} · '
             f"document {_e(item.get('doc_id', ''))} · entered in loop "
             f"{_e(item.get('inserted_loop', 0))}</span>"

@@ -362,7 +362,7 @@ def test_load_index_restores_an_index_parked_by_a_crashed_build(tmp_path):
     warnings: list[str] = []
     assert load_index(idx, warn=warnings.append).n_docs == 5
     assert any("restored the index" in w for w in warnings), warnings
-    assert listing(tmp_path) == [".idx.lock", "docs", "idx"]
+    assert listing(tmp_path) == ["docs", "idx"]
 
 
 # --- 6. tracebacks become clear errors -------------------------------------------------------------

@@ -199,7 +199,7 @@ def test_remove_a_file_keeps_the_other_vectors_without_embedding(tmp_path):
     assert index.search_lexical("receipt", 3) == []
     assert index.search_dense("harbour town lighthouse", 1)[0].chunk_id == "port_ellis.md#0"
     assert load_index(idx).n_docs == 4  # what is on disk verifies and loads
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]  # nothing left beside it
+    assert siblings(idx) == ["docs", "idx"]  # nothing left beside it
 
 
 def test_remove_a_deleted_file_a_folder_and_a_document_id(tmp_path):
@@ -304,7 +304,7 @@ def test_a_failed_remove_keeps_the_index(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         remove_documents(idx, [docs / "handbook.md"], warn=quiet)
     assert snapshot(idx) == before
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]
+    assert siblings(idx) == ["docs", "idx"]
 
 
 def test_remove_takes_its_turn_on_the_build_lock(tmp_path):
@@ -413,7 +413,7 @@ def test_an_interrupted_dense_build_resumes_where_it_stopped(tmp_path, monkeypat
         0,
     )
     assert any("resuming an interrupted build: 4 of the 10 chunks" in w for w in warnings)
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]  # the kept batches are gone
+    assert siblings(idx) == ["docs", "idx"]  # the kept batches are gone
     clean = build_index(docs, tmp_path / "clean", embedder=HashEmbedder(), warn=quiet)
     ids = [c.chunk_id for c in clean.iter_chunks()]
     assert [c.chunk_id for c in index.iter_chunks()] == ids
@@ -462,7 +462,7 @@ def test_a_build_killed_with_sigkill_resumes(tmp_path):
     index = build_index(docs, idx, embedder=embedder, warn=warnings.append)
     assert embedder.documents_embedded == 4 and index.n_chunks == 10
     assert index.manifest["counts"]["vectors_resumed"] == 6
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]
+    assert siblings(idx) == ["docs", "idx"]
     assert any("interrupted build" in w for w in warnings)
 
 
