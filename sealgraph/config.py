@@ -27,6 +27,7 @@ __all__ = [
     "StepTokens",
     "UtilityWeights",
     "apply_run_overrides",
+    "check_run_overrides",
     "flatten_overrides",
 ]
 
@@ -125,7 +126,7 @@ class LLMConfig(BaseModel):
     """Environment variable that holds the API key."""
     temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature (0 keeps runs as repeatable as the server allows)."""
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0)
     """Timeout of each socket operation of an HTTP attempt (connect, each read) in
     seconds. The attempt as a whole ends by wall clock when what is left of its step
     (and of the run's ``deadline_s``) is spent, whatever the server does: a server
@@ -140,7 +141,7 @@ class LLMConfig(BaseModel):
     ``timeout_s × (retries + 1)``. A step never gets more than what is left of
     ``deadline_s``; when its time is spent, no further attempt starts and the step
     falls back."""
-    deadline_s: float = Field(default=120.0, gt=0)
+    deadline_s: float = Field(default=60.0, gt=0)
     """LLM time one run may spend over all its steps and loops (the graph state's
     ``llm_seconds`` counts it, so a resumed run keeps its account). Once it is spent,
     the remaining steps go straight to the offline reasoner, no call made, and each
@@ -182,7 +183,7 @@ class SealConfig(BaseModel):
 
     model_config = STRICT
 
-    k: int = Field(default=3, ge=1, le=100)
+    k: int = Field(default=5, ge=1, le=100)
     """Fixed evidence-set size: |E_t| = k at every step."""
     max_loops: int = Field(default=3, ge=0, le=50)
     """Loop budget L: most repair loops after the initial search."""
@@ -295,6 +296,9 @@ class SealConfig(BaseModel):
         return SealConfig.from_dict(data, trusted=trusted)
 
 
+_DEFAULTS = SealConfig()
+"""The default config: the settings that exist, for checking a run's keys."""
+
 RUN_OVERRIDES: Mapping[str, tuple[float, float | None]] = {
     "k": (1, 50),
     "max_loops": (0, 10),
@@ -316,6 +320,51 @@ raise them). Everything else, the LLM client and its key included, is fixed when
 the graph is built."""
 
 
+def check_run_overrides(overrides: object) -> dict[str, Any]:
+    """Check a run's own overrides as far as they can be without the graph's config.
+
+    The shape (a mapping), the keys (settings that exist) and the values of the
+    allow-listed keys (:data:`RUN_OVERRIDES`: numbers within their fixed bounds) are
+    checked where a run's input or context is made, before any node runs; a key
+    outside the allow-list is left to :func:`apply_run_overrides`, which accepts it
+    only when it repeats the graph's own value. Returns the overrides as dotted keys.
+
+    Raises:
+        ConfigError: Not a mapping, an unknown key, or an allow-listed value out of bounds.
+
+    """
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(
+            f"a run's config must be a mapping of settings, got {type(overrides).__name__}"
+        )
+    try:
+        flat = flatten_overrides(overrides)
+    except RecursionError:
+        raise ConfigError("a run's config is nested too deeply") from None
+    known = flatten_overrides(_DEFAULTS.to_dict())
+    for key, raw in flat.items():
+        if key not in known and not _free_form_dict(key.split(".")[:-1]):
+            raise ConfigError(f"unknown config key {key!r} in a run's config")
+        if key in RUN_OVERRIDES:
+            _check_bounds(key, raw, RUN_OVERRIDES[key][1])
+    return flat
+
+
+def _check_bounds(key: str, raw: Any, most: float | None) -> Any:
+    # A run's value of an allow-listed key: a number within (least, most).
+    least = RUN_OVERRIDES[key][0]
+    value = coerce_value(raw)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not least <= value
+        or (most is not None and value > most)
+    ):
+        bound = "no more than the graph's" if RUN_OVERRIDES[key][1] is None else str(most)
+        raise ConfigError(f"a run's {key} must be a number from {least:g} to {bound}, got {raw!r}")
+    return value
+
+
 def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -> SealConfig:
     """Return ``base`` with a run's own overrides applied, as :data:`RUN_OVERRIDES` allows.
 
@@ -330,11 +379,7 @@ def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -
     """
     if not overrides:
         return base
-    if not isinstance(overrides, Mapping):
-        raise ConfigError(
-            f"a run's config must be a mapping of settings, got {type(overrides).__name__}"
-        )
-    flat = flatten_overrides(overrides)
+    flat = check_run_overrides(overrides)
     current = flatten_overrides(base.to_dict())
     changed = {}
     for key, raw in flat.items():
@@ -347,20 +392,8 @@ def apply_run_overrides(base: SealConfig, overrides: Mapping[str, Any] | None) -
                 f"a run may not change {key!r}: its config may set only {allowed} (within "
                 f"bounds); everything else is chosen when the graph is built"
             )
-        least, most = RUN_OVERRIDES[key]
-        if most is None:
-            most = current.get(key)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not least <= value
-            or (most is not None and value > most)
-        ):
-            bound = "no more than the graph's" if RUN_OVERRIDES[key][1] is None else str(most)
-            raise ConfigError(
-                f"a run's {key} must be a number from {least:g} to {bound}, got {raw!r}"
-            )
-        changed[key] = value
+        most = RUN_OVERRIDES[key][1]
+        changed[key] = _check_bounds(key, raw, current.get(key) if most is None else most)
     return base.override(changed, trusted=False) if changed else base
 
 

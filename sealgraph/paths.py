@@ -9,6 +9,7 @@ variables, which the tests use to stay out of the real home directory.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "data_dir",
     "default_db_path",
     "demo_index_dir",
+    "file_kind",
 ]
 
 APP_NAME = "sealgraph"
@@ -71,3 +73,18 @@ def default_db_path() -> Path:
 def demo_index_dir() -> Path:
     """Return the default location of the demo index: ``<cache_dir()>/demo-index``."""
     return cache_dir() / DEMO_INDEX
+
+
+def file_kind(mode: int) -> str:
+    """Name the kind of file of an ``st_mode``: ``"regular file"``, ``"a FIFO"``, ``"a device"``..."""
+    if stat.S_ISREG(mode):
+        return "regular file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"

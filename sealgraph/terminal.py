@@ -6,7 +6,10 @@ would clear the screen, an OSC sequence would retitle the window, and a newline
 in a file name would print a forged ``sealgraph: error:`` line. :func:`printable`
 shows such characters as escapes (``\u001b``, ``\n``); :class:`SafeTextStream`
 applies it to everything written to a stream, which the command line does for
-its standard output and error. The few control sequences sealgraph writes on
+its standard output and error; it keeps newlines, so that a block of text stays
+a block. Whatever is shown as, or inside, one line (an id, a title, a path, a
+message naming them) goes through :func:`one_line`, which escapes newlines too:
+one line of output is one line whatever a file name holds. The few control sequences sealgraph writes on
 purpose (a progress bar's carriage return) go through :func:`write_control`.
 
 The escapes are JSON's ``\uXXXX``, so a JSON document printed through a safe
@@ -21,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-__all__ = ["SafeTextStream", "printable", "safe_std_streams", "write_control"]
+__all__ = ["SafeTextStream", "one_line", "printable", "safe_std_streams", "write_control"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the Unicode characters that
 # reorder or break lines on display (bidi embeddings, overrides and isolates, line
@@ -45,6 +48,16 @@ def printable(text: object, *, one_line: bool = False) -> str:
     value = str(text)
     pattern = _UNSAFE_LINE_RE if one_line else _UNSAFE_RE
     return pattern.sub(_escape, value) if pattern.search(value) else value
+
+
+def one_line(text: object) -> str:
+    r"""Return ``text`` safe for one line of terminal output.
+
+    Control characters (C0, C1, bidi controls, line separators) and newlines are
+    shown as escapes (``\u001b``, ``\n``): a file name holding a newline cannot
+    print a second, forged line (``sealgraph: error: ...``).
+    """
+    return printable(text, one_line=True)
 
 
 class SafeTextStream:

@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "sealgraph.cli.ask_cmd",
     "sealgraph.cli.eval_cmd",
     "sealgraph.cli.trace_cmd",
+    "sealgraph.cli.info_cmd",
 )
 
 

@@ -47,28 +47,53 @@ def add_index_argument(parser: argparse.ArgumentParser, what: str, *, lexicon: b
         add_lexicon_argument(parser)
 
 
-def index_arg(args: argparse.Namespace, *, announce: bool = False) -> str:
+def index_arg(args: argparse.Namespace, *, announce: bool = False, in_memory: bool = False) -> str:
     """Return ``--index``, else ``$SEALGRAPH_INDEX``.
 
     Args:
         args: Parsed arguments of a command that added :func:`add_index_argument`.
         announce: Say on stderr that the variable was used (for commands that
             write to the index, so the target is never a surprise).
+        in_memory: Accept a ``qdrant+memory://`` address. Only a command that builds
+            and uses an index in one process may (``eval``): such a collection is gone
+            when the process exits, so ``index`` would build nothing that lasts and
+            ``ask`` would find nothing.
 
     Raises:
-        InputError: Neither is set (the variable was cleared after parsing).
+        InputError: Neither is set (the variable was cleared after parsing), or an
+            in-memory address where one cannot work.
 
     """
+    value = args.index if args.index is not None else env_index()
+    if value is not None and not in_memory:
+        refuse_in_memory(value, args)
     if args.index is not None:
         return args.index
-    value = env_index()
     if value is None:
         from sealgraph.errors import InputError
 
         raise InputError(f"give --index DIR or set {INDEX_ENV}")
     if announce:
-        print(f"sealgraph: using --index {value} (from ${INDEX_ENV})", file=sys.stderr, flush=True)
+        from sealgraph.terminal import one_line
+
+        line = one_line(f"sealgraph: using --index {value} (from ${INDEX_ENV})")
+        print(line, file=sys.stderr, flush=True)
     return value
+
+
+def refuse_in_memory(value: str, args: argparse.Namespace) -> None:
+    """Refuse a ``qdrant+memory://`` address on a command whose index must outlive it."""
+    if not str(value).strip().lower().startswith("qdrant+memory:"):
+        return
+    from sealgraph.errors import InputError
+
+    command = getattr(args, "command", None) or "this command"
+    raise InputError(
+        f"{command} cannot use {value}: a qdrant+memory:// collection lives in one process "
+        "and is gone when it exits; use a folder or qdrant://HOST:PORT/NAME (in-memory "
+        "collections are for Python code and `sealgraph eval`, which builds and uses one "
+        "in one process)"
+    )
 
 
 def run_index_arg(checkpointer: Any, thread_id: str, given: str | None) -> str | None:
@@ -79,6 +104,7 @@ def run_index_arg(checkpointer: Any, thread_id: str, given: str | None) -> str |
     started with, whatever the variable says now).
     """
     if given is not None:
+        refuse_in_memory(given, argparse.Namespace(command="this command"))
         return given
     from sealgraph.runs.threads import read_origin
 

@@ -25,7 +25,13 @@ from sealgraph.cli._env import (
     index_arg,
     run_index_arg,
 )
+from sealgraph.cli._questions import read_questions
 from sealgraph.errors import InputError
+from sealgraph.terminal import one_line
+
+EXIT_LLM_FELL_BACK = 3
+"""Exit status of an ``ask --llm`` whose answer came (in part) from the offline reasoner:
+an LLM step fell back (timeout, bad replies, run deadline), so scripts can tell."""
 
 _ASK_DESCRIPTION = """\
 Answer QUESTION over the index in --index DIR (default: $SEALGRAPH_INDEX) with
@@ -58,7 +64,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=_ASK_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ask.add_argument("question", metavar="QUESTION", help="the question to answer")
+    ask.add_argument("question", metavar="QUESTION", nargs="?", help="the question to answer")
+    ask.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="answer many questions in one process (the index and models are loaded once): "
+        "one question a line, or JSON Lines with id and question; - reads standard input. "
+        "Each question is its own checkpointed run; with --json, one object a line",
+    )
     add_index_argument(ask, "index directory")
     ask.add_argument("--k", type=int, metavar="N", help="evidence-set size (config k)")
     ask.add_argument("--max-loops", type=int, metavar="L", help="loop budget (config max_loops)")
@@ -171,7 +184,11 @@ def _checked_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
-def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
+def _ask_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """Return the run's overrides (recorded with the run) and the config they make.
+
+    Validated once, here, before anything runs: a bad key or value is a one-line error.
+    """
     from sealgraph.config import SealConfig
     from sealgraph.runs.threads import parse_overrides
 
@@ -179,51 +196,108 @@ def _ask_overrides(args: argparse.Namespace) -> dict[str, Any]:
     for key, value in (("k", args.k), ("max_loops", args.max_loops), ("budget", args.budget)):
         if value is not None:
             overrides[key] = value
-    SealConfig().override(overrides)  # a bad key or value fails here, before anything runs
-    return overrides
+    return overrides, SealConfig().override(overrides)
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    """Answer one question and checkpoint the run."""
+    """Answer one question (or each of ``--questions``) and checkpoint the run."""
     from sealgraph.index import load_index
-    from sealgraph.nodes.search import validate_question
-    from sealgraph.runs.checkpointers import describe_db, open_checkpointer
-    from sealgraph.runs.threads import (
-        build_run_graph,
-        claim_thread,
-        hook_callbacks,
-        new_thread_id,
-        run_config,
-        thread_exists,
-        validate_thread_id,
-    )
-
-    question = validate_question(args.question)
-    overrides = _ask_overrides(args)
     from sealgraph.index._address import user_index_path
+    from sealgraph.nodes.search import validate_question
+    from sealgraph.runs.checkpointers import open_checkpointer
+    from sealgraph.runs.threads import build_run_graph, new_thread_id, validate_thread_id
 
+    batch = args.questions is not None
+    if batch == (args.question is not None):
+        raise InputError("give one QUESTION or --questions FILE (- for standard input)")
+    if batch and (args.thread is not None or args.step):
+        flag = "--thread" if args.thread is not None else "--step"
+        raise InputError(f"{flag} is for one question; with --questions each is its own run")
+    question = None if batch else validate_question(args.question)
+    overrides, config = _ask_overrides(args)
     index_dir = user_index_path(index_arg(args))
     index = load_index(index_dir)
     thread_id = validate_thread_id(args.thread) if args.thread is not None else new_thread_id()
     with open_checkpointer(args.db) as checkpointer:
-        claim_thread(checkpointer, thread_id)  # held until the store closes: one run per thread
-        if thread_exists(checkpointer, thread_id):
+        graph = build_run_graph(index, llm=args.llm, config=config, checkpointer=checkpointer)
+        run = _AskRun(graph, checkpointer, index_dir, overrides, args)
+        if question is not None:
+            return run.one(question, thread_id, announce=args.thread is None)
+        return run.many(args.questions)
+
+
+class _AskRun:
+    """The runs of one ``ask`` command: one graph, one store, one or many questions."""
+
+    def __init__(
+        self,
+        graph: Any,
+        checkpointer: Any,
+        index_dir: str,
+        overrides: dict[str, Any],
+        args: argparse.Namespace,
+    ) -> None:
+        self.graph = graph
+        self.checkpointer = checkpointer
+        self.index_dir = index_dir
+        self.overrides = overrides
+        self.args = args
+
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        from sealgraph.runs.checkpointers import describe_db
+        from sealgraph.runs.threads import claim_thread, hook_callbacks, run_config, thread_exists
+
+        claim_thread(self.checkpointer, thread_id)  # held until the store closes
+        if thread_exists(self.checkpointer, thread_id):
             raise InputError(
-                f"thread {thread_id!r} already exists in {describe_db(args.db)}; continue it with "
-                f"`{resume_command(thread_id, args.db)}` or choose another --thread"
+                f"thread {thread_id!r} already exists in {describe_db(self.args.db)}; continue "
+                f"it with `{resume_command(thread_id, self.args.db)}` or choose another --thread"
             )
-        graph = build_run_graph(index, llm=args.llm, overrides=overrides, checkpointer=checkpointer)
-        if args.thread is None:
-            _err(f"thread: {thread_id}")
-        config = run_config(
+        # The overrides are the graph's own config (and recorded in the run's metadata).
+        return run_config(
             thread_id,
-            index=index_dir,
-            llm=args.llm,
-            overrides=overrides,
+            index=self.index_dir,
+            llm=self.args.llm,
+            overrides=self.overrides,
             callbacks=hook_callbacks(),
         )
-        # The overrides are the graph's own config (and recorded in the run's metadata).
-        return _drive(graph, {"question": question}, config, thread_id, args)
+
+    def one(self, question: str, thread_id: str, *, announce: bool) -> int:
+        config = self._config(thread_id)
+        if announce:
+            _err(f"thread: {one_line(thread_id)}")
+        return _drive(self.graph, {"question": question}, config, thread_id, self.args)
+
+    def many(self, source: str) -> int:
+        """Answer each question of ``source``; exit 1 when a line was not a question."""
+        from sealgraph.runs.threads import new_thread_id
+
+        failed = fell_back = 0
+        for number, line in enumerate(read_questions(source)):
+            if line.error:
+                failed += 1
+                _err(f"sealgraph: error: {one_line(line.error)}")
+                if self.args.json:
+                    print(json.dumps({"id": line.id, "error": line.error}, ensure_ascii=False))
+                continue
+            if number and not self.args.json:
+                print()
+            thread_id = new_thread_id()
+            if not self.args.json:
+                print(one_line(f"Q {line.id}: {line.question}"))
+            _err(f"{one_line(line.id)}: thread {thread_id}")
+            status = _drive(
+                self.graph,
+                {"question": line.question},
+                self._config(thread_id),
+                thread_id,
+                self.args,
+                extra={"id": line.id, "question": line.question},
+            )
+            fell_back += status == EXIT_LLM_FELL_BACK
+        if failed:
+            return 1
+        return EXIT_LLM_FELL_BACK if fell_back else 0
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -272,37 +346,68 @@ def _drive(
     config: dict[str, Any],
     thread_id: str,
     args: argparse.Namespace,
+    *,
+    extra: Mapping[str, Any] | None = None,
 ) -> int:
-    """Run (or continue) the graph, then print the result."""
-    from sealgraph.runs.branches import thread_branches
-    from sealgraph.runs.stepping import run_stepwise
-    from sealgraph.runs.threads import stream_run
+    """Run (or continue) the graph, then print the result.
 
+    Returns 0, or :data:`EXIT_LLM_FELL_BACK` when an LLM step of the run fell back to the
+    offline reasoner. ``extra`` fields lead the ``--json`` object (a batch's id and question).
+    """
     try:
-        if args.step:
-            outcome = run_stepwise(
-                graph, run_input, config, read_line=_read_line, write=_err, on_node=_progress
-            )
-            if not outcome.finished:
-                _err(f"stopped before {outcome.stopped_before}; thread: {thread_id}")
-                _err(f"resume with: {resume_command(thread_id, args.db)}")
-                if args.json:
-                    status = {
-                        "thread_id": thread_id,
-                        "status": "stopped",
-                        "next": outcome.stopped_before,
-                        "resume": resume_command(thread_id, args.db),
-                    }
-                    print(json.dumps(status, ensure_ascii=False))
-                return 0
-        elif run_input is not None or graph.get_state(config).next:
-            stream_run(graph, run_input, config, on_node=_progress)
+        with _llm_notices(args):
+            return _run_graph(graph, run_input, config, thread_id, args, extra)
     except KeyboardInterrupt:
         _err(f"interrupted; resume with: {resume_command(thread_id, args.db)}")
         raise
+
+
+def _llm_notices(args: argparse.Namespace) -> Any:
+    """While an LLM run waits on the model, say so on stderr (nothing for offline runs)."""
+    from contextlib import nullcontext
+
+    if not getattr(args, "llm", False):
+        return nullcontext()
+    from sealgraph.cli._llm_wait import WaitNotices
+    from sealgraph.reasoning.llm.waits import listening
+
+    return listening(WaitNotices())
+
+
+def _run_graph(
+    graph: Any,
+    run_input: Mapping[str, Any] | None,
+    config: dict[str, Any],
+    thread_id: str,
+    args: argparse.Namespace,
+    extra: Mapping[str, Any] | None,
+) -> int:
+    from sealgraph.runs.branches import thread_branches
+    from sealgraph.runs.stepping import run_stepwise
+    from sealgraph.runs.threads import has_work_left, stream_run
+
+    if args.step:
+        outcome = run_stepwise(
+            graph, run_input, config, read_line=_read_line, write=_err, on_node=_progress
+        )
+        if not outcome.finished:
+            _err(f"stopped before {outcome.stopped_before}; thread: {thread_id}")
+            _err(f"resume with: {resume_command(thread_id, args.db)}")
+            if args.json:
+                status = {
+                    "thread_id": thread_id,
+                    "status": "stopped",
+                    "next": outcome.stopped_before,
+                    "resume": resume_command(thread_id, args.db),
+                }
+                print(json.dumps(status, ensure_ascii=False))
+            return 0
+    elif run_input is not None or has_work_left(graph.get_state(config)):
+        stream_run(graph, run_input, config, on_node=_progress)
     main, _ = thread_branches(graph, thread_id)
-    _print_result(main.end.values, thread_id, as_json=args.json)
-    return 0
+    values = main.end.values
+    _print_result(values, thread_id, as_json=args.json, extra=extra)
+    return EXIT_LLM_FELL_BACK if llm_fallbacks(values.get("seal_log") or []) else 0
 
 
 def llm_fallbacks(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -349,7 +454,7 @@ def circuit_warning(circuit: Mapping[str, Any] | None) -> str:
     """Return the stderr warning for an open LLM circuit ('' when it stayed closed)."""
     if not circuit:
         return ""
-    return (
+    return one_line(
         f"sealgraph: warning: LLM circuit opened at {circuit['step']}: {circuit['reason']}; "
         "the remaining LLM steps used the offline reasoner without a call"
     )
@@ -372,10 +477,18 @@ def fallback_warning(fallbacks: Sequence[Mapping[str, Any]]) -> str:
     )
     n = len(fallbacks)
     steps = "LLM step" if n == 1 else "LLM steps"
-    return f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    return one_line(
+        f"sealgraph: warning: {n} {steps} fell back to the offline reasoner ({reasons})"
+    )
 
 
-def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -> None:
+def _print_result(
+    values: Mapping[str, Any],
+    thread_id: str,
+    *,
+    as_json: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> None:
     from sealgraph.runs.threads import run_output
     from sealgraph.runs.timeline import render_answer, step_lines
 
@@ -386,6 +499,7 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
     if as_json:
         # Fallbacks are in the log too; this list saves a script from digging for them.
         output = {
+            **(extra or {}),
             **run_output(values, thread_id),
             "llm_fallbacks": fallbacks,
             "llm_circuit": circuit,
@@ -404,24 +518,29 @@ def _print_result(values: Mapping[str, Any], thread_id: str, *, as_json: bool) -
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Answer every example question over the (cached) example-corpus index."""
+    """Answer every example question over the (cached) example-corpus index, and score it."""
     from sealgraph.examples import load_questions
-    from sealgraph.examples.demo import ensure_demo_index
+    from sealgraph.examples.demo import answer_matches, ensure_demo_index
     from sealgraph.runs.threads import build_run_graph, run_output
     from sealgraph.runs.timeline import step_lines
 
     index_dir = ensure_demo_index(args.index, embedder=args.embedder)
     graph = build_run_graph(index_dir)
     records = []
-    for number, item in enumerate(load_questions(), start=1):
+    questions = load_questions()
+    matched = 0
+    for number, item in enumerate(questions, start=1):
         values = graph.invoke({"question": item["question"]})
         trace = step_lines(values.get("seal_log") or [])
+        match = answer_matches(values, item["answer"])
+        matched += match
         if args.json:
             records.append(
                 {
                     "id": item["id"],
                     "question": item["question"],
                     "expected": item["answer"],
+                    "matches": match,
                     **run_output(values),
                     "trace": trace,
                 }
@@ -429,13 +548,22 @@ def run_demo(args: argparse.Namespace) -> int:
             continue
         if number > 1:
             print()
-        print(f"Q {item['id']}: {item['question']}")
+        print(one_line(f"Q {item['id']}: {item['question']}"))
         print(f"A: {values.get('answer', '')}")
+        mark = "matches" if match else "does NOT match"
+        print(f"   expected: {item['answer']} ({mark})")
         for c in values.get("citations") or []:
-            print(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}")
+            print(one_line(f"   [{c.get('n')}] {c.get('title', '')}: {c.get('chunk_id', '')}"))
         print("   steps:")
         for line in trace:
             print(f"     {line}")
+    summary = f"{matched}/{len(questions)} answers match the expected answer"
     if args.json:
-        print(json.dumps({"index": str(index_dir), "questions": records}, ensure_ascii=False))
+        output = {"index": str(index_dir), "questions": records, "matched": matched}
+        print(
+            json.dumps({**output, "total": len(questions), "summary": summary}, ensure_ascii=False)
+        )
+    else:
+        print()
+        print(summary)
     return 0

@@ -82,7 +82,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--limit", type=int, metavar="N", help="evaluate the first N questions (of the half)"
     )
     parser.add_argument(
-        "--k", type=int, default=5, metavar="K", help="evidence-set size (default: 5)"
+        "--k",
+        type=int,
+        metavar="K",
+        help="evidence-set size (default: the config's k, 5, as for ask and build_graph)",
     )
     parser.add_argument(
         "--methods",

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from sealgraph.cli._env import INDEX_ENV, add_index_argument, add_lexicon_argument, index_arg
+from sealgraph.terminal import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -343,13 +344,16 @@ def run(args: argparse.Namespace) -> int:
         exclude=args.exclude,
         **options,
     )
+    _remember(args.paths, index_dir)
     # The index build_index returns is this build's own (loaded under its lock),
     # so the counts cannot be those of a concurrent build.
     counts = index.manifest["counts"]
     changes = (
         f"{counts['documents_added']} added, {counts['documents_updated']} updated, "
-        f"{counts['documents_kept']} kept"
+        f"{counts.get('documents_unchanged', 0)} unchanged"
     )
+    if counts["documents_kept"]:  # documents not given this time, left as they were
+        changes += f", {counts['documents_kept']} kept"
     if counts["documents_removed"]:
         changes += f", {counts['documents_removed']} removed"
     if index.embedder_name:
@@ -362,11 +366,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         vectors = "embedder: none (lexical only)"
     print(
-        f"indexed {counts['documents']} documents, {counts['chunks']} chunks into "
-        f"{index_location(index)} "
-        f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+        one_line(
+            f"indexed {counts['documents']} documents, {counts['chunks']} chunks into "
+            f"{index_location(index)} "
+            f"({changes}); {vectors}; {time.perf_counter() - started:.1f} s"
+        )
     )
     return 0
+
+
+def _remember(paths: list[str], index_dir: str) -> None:
+    """Note a folder's index in the user cache, for ``eval --corpus`` to reuse."""
+    from pathlib import Path
+
+    from sealgraph.index._address import is_index_address
+
+    if len(paths) == 1 and Path(paths[0]).is_dir() and not is_index_address(index_dir):
+        from sealgraph.eval._built_indexes import remember_built_index
+
+        remember_built_index(paths[0], index_dir)
 
 
 def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -> int:
@@ -397,9 +415,11 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
     index = remove_documents(path, args.paths, embedder="none", **options)
     counts = index.manifest["counts"]
     print(
-        f"removed {counts['documents_removed']} documents from {index_location(index)}: "
-        f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
-        f"again; {time.perf_counter() - started:.1f} s"
+        one_line(
+            f"removed {counts['documents_removed']} documents from {index_location(index)}: "
+            f"{counts['documents']} documents, {counts['chunks']} chunks remain; nothing embedded "
+            f"again; {time.perf_counter() - started:.1f} s"
+        )
     )
     return 0
 
@@ -416,8 +436,10 @@ def _verify(args: argparse.Namespace, started: float) -> int:
     checked = verify_index(path)
     what = "points match its manifest" if is_index_address(path) else "files match their checksums"
     print(
-        f"sealgraph: the index at {path} is intact: {checked} {what} "
-        f"({time.perf_counter() - started:.1f} s)"
+        one_line(
+            f"sealgraph: the index at {path} is intact: {checked} {what} "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
     )
     return 0
 
@@ -462,8 +484,10 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
     index = refresh_lexical(path, embedder="none", **options)
     tokenizer = index.manifest["lexical"]["tokenizer_version"]
     print(
-        f"rebuilt the lexical index of {index_location(index)} ({index.n_docs} documents, "
-        f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
-        f"{time.perf_counter() - started:.1f} s"
+        one_line(
+            f"rebuilt the lexical index of {index_location(index)} ({index.n_docs} documents, "
+            f"{index.n_chunks} chunks; tokenizer {tokenizer}); nothing embedded again; "
+            f"{time.perf_counter() - started:.1f} s"
+        )
     )
     return 0

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from sealgraph.cli._env import add_lexicon_argument
+from sealgraph.terminal import one_line
 
 _TRACE_DESCRIPTION = """\
 Print the run of THREAD as a timeline: per step the node, ledger changes, gaps,
@@ -119,8 +120,8 @@ def run_trace(args: argparse.Namespace) -> int:
         branch = branch_ending_at(graph, thread_id, args.checkpoint) if args.checkpoint else main
     if args.html is not None:
         snapshot = snapshot_at(branch, args.at, thread_id) if args.at is not None else branch.end
-        path = _write_html(args.html, thread_id, origin, branch, snapshot)
-        print(f"wrote {path}")
+        path = _write_html(args, origin, branch, snapshot)
+        print(one_line(f"wrote {path}"))
         return 0
     if args.at is not None:
         snapshot = snapshot_at(branch, args.at, thread_id)
@@ -145,7 +146,7 @@ def run_trace(args: argparse.Namespace) -> int:
     lines = [f"thread {thread_id}: {what}, {status} (index {origin.index})"]
     if branch.overrides:
         lines.append(f"config overrides: {json.dumps(branch.overrides, sort_keys=True)}")
-    print("\n".join(lines))
+    print("\n".join(map(one_line, lines)))
     print(
         render_timeline(
             events,
@@ -160,15 +161,21 @@ def run_trace(args: argparse.Namespace) -> int:
         for other in others:
             label = "the run" if other.forked_at is None else f"replay from step {other.forked_at}"
             overrides = json.dumps(other.overrides, sort_keys=True)
-            print(f"  {other.end_id}  {label}, config {overrides}")
+            print(one_line(f"  {other.end_id}  {label}, config {overrides}"))
     return 0
 
 
-def _write_html(target: str, thread_id: str, origin: Any, branch: Any, snapshot: Any) -> str:
+def _write_html(args: argparse.Namespace, origin: Any, branch: Any, snapshot: Any) -> str:
     # The page of one checkpoint of a branch: its state, its events so far, and the
-    # config the branch ran with (read from the database: never trusted).
+    # config the branch ran with (read from the database: never trusted). It never
+    # lands on the run database nor inside the run's index.
+    from sealgraph.index._address import is_index_address
+    from sealgraph.outputs import Inputs
+    from sealgraph.paths import default_db_path
+    from sealgraph.runs.checkpointers import is_postgres_conninfo, is_postgres_url
     from sealgraph.runs.page import write_run_page
 
+    thread_id = args.thread
     step = int((snapshot.metadata or {}).get("step", -1))
     what = "run" if branch.forked_at is None else f"replay forked at step {branch.forked_at}"
     status = "finished" if not snapshot.next else f"stopped before {', '.join(snapshot.next)}"
@@ -181,9 +188,14 @@ def _write_html(target: str, thread_id: str, origin: Any, branch: Any, snapshot:
     }
     if branch.overrides:
         facts["overrides"] = json.dumps(branch.overrides, sort_keys=True)
+    index = origin.index if origin.index and not is_index_address(origin.index) else None
+    db = args.db or default_db_path()
+    on_disk = not (is_postgres_url(db) or is_postgres_conninfo(db))
+    inputs = Inputs.of(databases=[db] if on_disk else [], folders=[(index, "the run's index")])
     path = write_run_page(
-        target,
+        args.html,
         snapshot.values,
+        inputs=inputs,
         title=f"sealgraph {what}",
         facts=facts,
         config=_run_config(branch.overrides),
@@ -259,6 +271,8 @@ def run_replay(args: argparse.Namespace) -> int:
             thread_id, index=origin.index, llm=origin.llm, overrides=origin.overrides
         )
         result = fork_run(graph, config, args.from_step, overrides, on_node=progress)
+    for warning in result.warnings:
+        print(one_line(f"sealgraph: warning: {warning}"), file=sys.stderr, flush=True)
     diff = result.diff
     if args.json:
         out = {
@@ -267,6 +281,7 @@ def run_replay(args: argparse.Namespace) -> int:
             "fork_checkpoint_id": result.fork_checkpoint_id,
             "fork_end_id": result.fork_end_id,
             "overrides": result.overrides,
+            "warnings": list(result.warnings),
             **diff.to_dict(),
             "evidence_before": [e.get("chunk_id") for e in result.before.get("evidence") or []],
             "evidence_after": [e.get("chunk_id") for e in result.after.get("evidence") or []],
@@ -275,19 +290,17 @@ def run_replay(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(
-        f"replayed thread {thread_id} from step {result.from_step} with config {json.dumps(result.overrides, sort_keys=True)}"
-    )
-    if not (diff.added or diff.removed):
-        print("evidence: unchanged")
-    else:
-        print("evidence:")
-    for change in diff.added:
-        print(f"  + {change.chunk_id}  {change.title}")
-    for change in diff.removed:
-        print(f"  - {change.chunk_id}  {change.title}")
-    print(f"loops: {result.before.get('loops', 0)} -> {result.after.get('loops', 0)}")
-    print(f"answer before: {diff.answer_before}")
-    print(f"answer after:  {diff.answer_after}")
-    print(f"trace the fork with: sealgraph trace {thread_id} --checkpoint {result.fork_end_id}")
+    overrides = json.dumps(result.overrides, sort_keys=True)
+    lines = [
+        f"replayed thread {thread_id} from step {result.from_step} with config {overrides}",
+        "evidence:" if diff.added or diff.removed else "evidence: unchanged",
+        *(f"  + {change.chunk_id}  {change.title}" for change in diff.added),
+        *(f"  - {change.chunk_id}  {change.title}" for change in diff.removed),
+        f"loops: {result.before.get('loops', 0)} -> {result.after.get('loops', 0)}",
+        f"answer before: {diff.answer_before}",
+        f"answer after:  {diff.answer_after}",
+        f"trace the fork with: sealgraph trace {thread_id} --checkpoint {result.fork_end_id}",
+    ]
+    for line in lines:  # ids and titles come from documents: one line each, whatever they hold
+        print(one_line(line))
     return 0

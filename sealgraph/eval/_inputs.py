@@ -30,6 +30,8 @@ from sealgraph.eval.methods import Method
 from sealgraph.eval.split import check_split, select_split
 from sealgraph.index._address import is_index_address
 from sealgraph.ingest import load_documents
+from sealgraph.outputs import Inputs, Output
+from sealgraph.outputs import check_outputs as check_paths
 from sealgraph.text.tokens import encoding_for_model
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,10 +80,17 @@ def warn_unused_llm_overrides(
 
 
 def run_config(
-    *, k: int, budget: int | None, max_loops: int | None, overrides: Mapping[str, Any] | None
+    *,
+    k: int | None,
+    budget: int | None,
+    max_loops: int | None,
+    overrides: Mapping[str, Any] | None,
 ) -> SealConfig:
-    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``."""
-    if k < 1:
+    """Return the config of the main run: the overrides, then ``k``, ``budget``, ``max_loops``.
+
+    None keeps the config's own (``k``: the one default of every entry point).
+    """
+    if k is not None and k < 1:
         raise InputError(f"--k must be at least 1, got {k}")
     if budget is not None and budget < MIN_BUDGET:
         raise InputError(
@@ -118,16 +127,31 @@ def _sweep_configs(
     return grid
 
 
+def eval_inputs(
+    questions: str | Path,
+    *,
+    pools: Sequence[str | Path] = (),
+    corpus: str | Path | None = None,
+    index_dir: str | Path | None = None,
+) -> Inputs:
+    """Return what an evaluation reads: no output of it may land there."""
+    index = index_dir if index_dir is not None and not is_index_address(str(index_dir)) else None
+    return Inputs.of(
+        files=[(questions, "the questions file (--questions)")]
+        + [(pool, "a pool file (--pool)") for pool in pools],
+        folders=[(corpus, "the corpus folder (--corpus)"), (index, "the index folder (--index)")],
+    )
+
+
 def check_outputs(
-    out: str | Path | None,
-    records_out: str | Path | None,
-    plot: str | Path | None,
-    html: str | Path | None = None,
+    outputs: Sequence[Output],
+    inputs: Inputs,
     *,
     has_sweeps: bool,
 ) -> None:
     """Refuse output paths that cannot be written, and a plot without sweeps or matplotlib."""
-    _check_output_paths(out, records_out, plot, html)
+    check_paths(outputs, inputs)
+    plot = next((o.path for o in outputs if o.flag == "--plot"), None)
     if plot is not None:
         if not has_sweeps:
             raise InputError("--plot draws the sweeps: give --sweep-k and/or --sweep-loops")
@@ -135,17 +159,19 @@ def check_outputs(
             raise InputError(
                 "--plot needs matplotlib, which is not installed: pip install 'sealgraph[plot]'"
             )
+        _check_plot_format(Path(plot))
 
 
-def _check_output_paths(*paths: str | Path | None) -> None:
-    for path in paths:
-        if path is None:
-            continue
-        parent = Path(path).parent
-        if not parent.is_dir():
-            raise InputError(f"cannot write {path}: directory {parent} does not exist")
-        if Path(path).is_dir():
-            raise InputError(f"cannot write {path}: it is a directory")
+def _check_plot_format(plot: Path) -> None:
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    kind = plot.suffix.lstrip(".").lower()
+    if kind not in kinds:
+        raise InputError(
+            f"--plot {plot}: matplotlib cannot write {kind or 'a file without an extension'}; "
+            f"name a file ending in one of {', '.join('.' + k for k in sorted(kinds))}"
+        )
 
 
 def check_selection(split: str | None, limit: int | None) -> None:
@@ -231,6 +257,7 @@ def _open_documents(
     embedder: str,
     encoding: str,
     lexicon: str = "english",
+    folder: Path | None = None,
 ) -> OpenedIndex:
     # Every eval index is chunked alike, so cached indexes of one corpus are shared.
     return open_index(
@@ -240,6 +267,7 @@ def _open_documents(
         max_chunk_tokens=DEFAULT_MAX_CHUNK_TOKENS,
         encoding=encoding,
         lexicon=lexicon,
+        folder=folder,
     )
 
 
@@ -264,7 +292,12 @@ def _open_corpus(
         sources = CorpusSources.from_documents(documents, f"the corpus folder {folder}")
         questions = load_corpus_questions(path, sources)
         opened = _open_documents(
-            documents, index_dir, embedder=embedder, encoding=encoding, lexicon=lexicon
+            documents,
+            index_dir,
+            embedder=embedder,
+            encoding=encoding,
+            lexicon=lexicon,
+            folder=folder,
         )
         corpus_size = len(documents)
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,8 +117,14 @@ def open_index(
     max_chunk_tokens: int = DEFAULT_MAX_CHUNK_TOKENS,
     encoding: str = DEFAULT_ENCODING,
     lexicon: str = "english",
+    folder: str | Path | None = None,
 ) -> OpenedIndex:
     """Load the index of ``documents``, building it first when needed.
+
+    Without ``index_dir`` and with no cached index of the documents, an index that
+    ``sealgraph index`` built from ``folder`` with the same settings, and that still
+    holds exactly its files, is used instead of building one
+    (:mod:`sealgraph.eval._built_indexes`).
 
     Without ``index_dir`` the index lives in
     ``<cache_dir()>/eval-index/<fingerprint[:16]>`` (``cache_dir()`` is
@@ -137,6 +144,7 @@ def open_index(
         max_chunk_tokens: Chunk size for a build.
         encoding: tiktoken encoding that counts chunk tokens in a build.
         lexicon: Lexicon of a build (the config's ``lexicon``).
+        folder: The corpus folder the documents were read from, if they were.
 
     Raises:
         InputError: ``index_dir`` holds an index of a different corpus.
@@ -177,9 +185,31 @@ def open_index(
                     shutil.rmtree(path)  # our own cache entry, damaged: rebuild it
             except IndexCorruptError:
                 shutil.rmtree(path)  # our own cache entry, damaged: rebuild it
+        built = _built_index(folder, documents, settings)
+        if built is not None:
+            return built
     path.parent.mkdir(parents=True, exist_ok=True)
     index = build_index(list(documents), path, **settings)
     return OpenedIndex(index=index, path=path, reused=False)
+
+
+def _built_index(
+    folder: str | Path | None, documents: Sequence[Document], settings: dict[str, object]
+) -> OpenedIndex | None:
+    """Return the index ``sealgraph index`` built of ``folder`` with these settings, if any."""
+    if folder is None:
+        return None
+    from sealgraph.eval._built_indexes import find_built_index
+
+    index = find_built_index(folder, documents, settings)
+    if index is None:
+        return None
+    print(
+        f"sealgraph: using the index at {index.path} (built from {folder} with the same "
+        "settings; give --index to choose another)",
+        file=sys.stderr,
+    )
+    return OpenedIndex(index=index, path=index.path, reused=True)
 
 
 def _open_address(

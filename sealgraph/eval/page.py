@@ -11,18 +11,18 @@ no external load (:data:`sealgraph.runs.page.PAGE_CSP`).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sealgraph.eval.report import table_columns
+from sealgraph.runs._html import html_attr, html_text
 from sealgraph.runs.page import page_anchor, page_document, run_section
 from sealgraph.runs.timeline import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.eval.methods import MethodOutput
 
-__all__ = ["method_run_anchor", "method_run_section", "render_eval_page"]
+__all__ = ["cell_verdict", "method_run_anchor", "method_run_section", "render_eval_page"]
 
 _SUMMARY_SCORES: tuple[tuple[str, str], ...] = (
     ("recall", "recall"),
@@ -36,7 +36,8 @@ _LOW = 0.5  # a per-question score below this is marked, to find the bad numbers
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    # Element content: escaped, bidi controls shown, right-to-left text isolated.
+    return html_text(value)
 
 
 def method_run_anchor(question_id: str, method: str) -> str:
@@ -53,6 +54,23 @@ def _score_text(scores: Mapping[str, Any]) -> str:
     if scores.get("declined"):
         shown.append("declined")
     return " · ".join(shown)
+
+
+def cell_verdict(record: Mapping[str, Any]) -> tuple[str, str]:
+    """Return how a question's cell is marked (``low``, ``right`` or ``""``) and a note.
+
+    An unanswerable question (its corpus does not hold the answer) is right when the
+    method declined and wrong when it answered, whatever its scores; an answerable one
+    is marked low when a score is under :data:`_LOW` or the method declined.
+    """
+    scores = record.get("scores") or {}
+    declined = bool(scores.get("declined"))
+    if record.get("answerable") is False:
+        return ("right", "right: unanswerable") if declined else ("low", "answered: unanswerable")
+    low = any(
+        isinstance(scores.get(key), float) and scores[key] < _LOW for key, _ in _SUMMARY_SCORES
+    )
+    return ("low", "") if low or declined else ("", "")
 
 
 def _flat_state(record: Mapping[str, Any], output: MethodOutput) -> dict[str, Any]:
@@ -117,7 +135,7 @@ def method_run_section(
     scores = _score_text(record.get("scores") or {})
     answer = snippet(output.answer, 100)
     return (
-        f'<details class="method-run" id="{anchor}" data-method="{_e(method)}">'
+        f'<details class="method-run" id="{anchor}" data-method="{html_attr(method)}">'
         f'<summary><b>{_e(method)}</b> <span class="mute">{_e(scores)}</span> · '
         f"{_e(answer)}</summary>\n{body}\n</details>"
     )
@@ -153,12 +171,9 @@ def _overview(
                 cells.append("<td></td>")
                 continue
             scores = record.get("scores") or {}
-            low = any(
-                isinstance(scores.get(key), float) and scores[key] < _LOW
-                for key, _ in _SUMMARY_SCORES
-            )
-            cls = ' class="low"' if low or scores.get("declined") else ""
-            text = _score_text(scores) or "open"
+            verdict, note = cell_verdict(record)
+            cls = f' class="{verdict}"' if verdict else ""
+            text = " · ".join(filter(None, (_score_text(scores), note))) or "open"
             cells.append(
                 f'<td{cls}><a href="#{method_run_anchor(qid, method)}">{_e(text)}</a></td>'
             )
@@ -232,7 +247,8 @@ def render_eval_page(
         _methods_table(report),
         "<h2>Questions</h2>",
         '<p class="mute">Each cell is one method on one question (scores below '
-        f"{_LOW} or a declined answer are marked); it links to that run.</p>",
+        f"{_LOW} or a declined answer are marked; on a question the documents cannot answer, "
+        "a decline is right and an answer wrong); it links to that run.</p>",
         _overview(questions, by_key, methods, texts),
         *(
             _question_part(qid, [r for r, _ in grouped[qid]], [s for _, s in grouped[qid]])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sealgraph.errors import InputError
 
@@ -22,13 +22,16 @@ _SWEEP_AXES = {"k": "k (evidence-set size)", "loops": "loop budget L"}
 
 
 def plot_sweeps(
-    sweeps: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], path: str | Path
+    sweeps: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
+    path: str | Path | BinaryIO,
+    kind: str | None = None,
 ) -> None:
     """Draw one row of panels per sweep (k, loops) and one panel per metric.
 
     Args:
         sweeps: ``report["sweeps"]``: sweep name -> value -> method -> metrics.
-        path: Image file to write; the format follows its extension.
+        path: Image file to write, or an open binary file.
+        kind: Image format (``png``, ``svg``, ``pdf``...); default: the path's extension.
 
     Raises:
         InputError: matplotlib is not installed, or there is no sweep to draw.
@@ -65,4 +68,5 @@ def plot_sweeps(
             ax.set_xticks([float(v) for v in values])
             ax.grid(alpha=0.3)
         axes[row][0].legend(fontsize="small")
-    figure.savefig(Path(path), dpi=120)
+    target = Path(path) if isinstance(path, str | Path) else path
+    figure.savefig(target, dpi=120, format=kind)

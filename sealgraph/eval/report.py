@@ -1,21 +1,25 @@
 """Writing and printing evaluation results.
 
-Outputs are written atomically and together: every file goes to a temporary
-sibling first and is moved into place with :func:`os.replace` only once all of
-them were written, so a failed run never leaves a half-written report behind.
+Outputs are written atomically and together, through :mod:`sealgraph.outputs`:
+every file goes to a temporary sibling first and is moved into place only once
+all of them were written, so a failed run never leaves a half-written report
+behind, and none lands on a file or inside a folder the evaluation reads.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from sealgraph.outputs import Inputs, Output
+from sealgraph.outputs import write_outputs as write_all
 
 __all__ = [
     "CORPUS_TABLE_COLUMNS",
     "TABLE_COLUMNS",
+    "eval_outputs",
     "format_table",
     "table_columns",
     "write_outputs",
@@ -93,7 +97,7 @@ def _cell(value: Any, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def write_outputs(
+def eval_outputs(
     report: Mapping[str, Any],
     records: Sequence[Mapping[str, Any]],
     *,
@@ -102,61 +106,56 @@ def write_outputs(
     plot: str | Path | None = None,
     html: str | Path | None = None,
     page: str | None = None,
-) -> None:
-    """Write the report, the records, the sweep plot and the HTML page, all or nothing.
+) -> list[Output]:
+    """Return the outputs an evaluation was asked for (those given a path), in writing order.
 
     Args:
         report: Content of ``report.json``.
         records: Lines of ``records.jsonl``.
-        out: Path of ``report.json`` (skipped when None).
-        records_out: Path of ``records.jsonl`` (skipped when None).
-        plot: Path of the sweep plot image (skipped when None).
-        html: Path of the HTML page (skipped when None).
+        out: Path of ``report.json``.
+        records_out: Path of ``records.jsonl``.
+        plot: Path of the sweep plot image.
+        html: Path of the HTML page.
         page: The HTML page's text (see :mod:`sealgraph.eval.page`).
 
     """
-    writers: list[tuple[Path, Callable[[Path], None]]] = []
+    outputs: list[Output] = []
     if out is not None:
-        writers.append((Path(out), lambda tmp: _write_text(tmp, _dump_json(report))))
+        outputs.append(Output(out, "--out", lambda f: f.write(_dump_json(report).encode())))
     if records_out is not None:
-        writers.append((Path(records_out), lambda tmp: _write_records(tmp, records)))
+        outputs.append(Output(records_out, "--records", lambda f: _write_records(f, records)))
     if plot is not None:
         from sealgraph.eval.plot import plot_sweeps
 
-        writers.append((Path(plot), lambda tmp: plot_sweeps(report.get("sweeps", {}), tmp)))
+        kind = Path(plot).suffix.lstrip(".").lower() or "png"
+        outputs.append(
+            Output(plot, "--plot", lambda f: plot_sweeps(report.get("sweeps", {}), f, kind))
+        )
     if html is not None:
-        writers.append((Path(html), lambda tmp: _write_text(tmp, page or "")))
+        outputs.append(Output(html, "--html", lambda f: f.write((page or "").encode())))
+    return outputs
 
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, write in writers:
-            tmp = _temp_sibling(target)
-            staged.append((tmp, target))
-            write(tmp)
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
+
+def write_outputs(
+    report: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    *,
+    inputs: Inputs | None = None,
+    **paths: Any,
+) -> None:
+    """Write the report, the records, the sweep plot and the HTML page, all or nothing.
+
+    ``paths`` are :func:`eval_outputs`' keywords; every file goes through
+    :func:`sealgraph.outputs.write_outputs`, which never lets one land on ``inputs``.
+    """
+    write_all(eval_outputs(report, records, **paths), inputs)
 
 
 def _dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
-def _write_records(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
-
-
-def _temp_sibling(target: Path) -> Path:
-    # Same directory, so os.replace is an atomic rename; same suffix, so tools
-    # that pick a format from the extension (matplotlib) see the right one.
-    return target.parent / f".{target.name}.{os.getpid()}.tmp{target.suffix}"
+def _write_records(handle: BinaryIO, records: Sequence[Mapping[str, Any]]) -> None:
+    for record in records:
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+        handle.write(line.encode("utf-8"))

@@ -30,6 +30,7 @@ from sealgraph.eval._inputs import (
     check_llm_mode,
     check_outputs,
     check_selection,
+    eval_inputs,
     open_questions,
     run_config,
     sweep_grids,
@@ -48,7 +49,8 @@ from sealgraph.eval.methods import (
     require_dense,
 )
 from sealgraph.eval.progress import ProgressBar
-from sealgraph.eval.report import write_outputs
+from sealgraph.eval.report import eval_outputs, write_outputs
+from sealgraph.terminal import one_line
 from sealgraph.text.tokens import encoding_for_model, get_encoding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -312,7 +314,7 @@ def make_record(
 def run_eval(
     questions: str | Path,
     *,
-    k: int,
+    k: int | None = None,
     methods: str | Sequence[str],
     pools: Sequence[str | Path] = (),
     corpus: str | Path | None = None,
@@ -378,7 +380,9 @@ def run_eval(
     config = run_config(k=k, budget=budget, max_loops=max_loops, overrides=overrides)
     warn_unused_llm_overrides(chosen, overrides)
     sweeps = sweep_grids(config, sweep_k=sweep_k, sweep_loops=sweep_loops)
-    check_outputs(out, records_out, plot, html, has_sweeps=bool(sweeps))
+    paths = {"out": out, "records_out": records_out, "plot": plot, "html": html}
+    inputs = eval_inputs(questions, pools=pools, corpus=corpus, index_dir=index_dir)
+    check_outputs(eval_outputs({}, [], **paths), inputs, has_sweeps=bool(sweeps))
     check_selection(split, limit)
     questions_path = Path(questions)
     loaded = open_questions(
@@ -427,17 +431,17 @@ def run_eval(
 
         sections = [section for result in main_runs.values() for section in result.pages]
         page = render_eval_page(report, records, sections)
-    write_outputs(
-        report, records, out=out, records_out=records_out, plot=plot, html=html, page=page
-    )
+    write_outputs(report, records, inputs=inputs, page=page, **paths)
     return EvalResult(report=report, records=records)
 
 
 def _announce_index(opened: OpenedIndex) -> None:
     verb = "loaded" if opened.reused else "built"
     print(
-        f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
-        f"{opened.index.n_chunks} chunks)",
+        one_line(
+            f"index {verb}: {opened.path} ({opened.index.n_docs} documents, "
+            f"{opened.index.n_chunks} chunks)"
+        ),
         file=sys.stderr,
     )
 

@@ -17,7 +17,24 @@ from typing import Any
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
 from sealgraph.paths import demo_index_dir
 
-__all__ = ["corpus_digests", "ensure_demo_index", "index_is_current"]
+__all__ = ["answer_matches", "corpus_digests", "ensure_demo_index", "index_is_current"]
+
+
+def answer_matches(values: dict[str, Any], expected: str) -> bool:
+    """Whether a run's answer gives ``expected``, the way a reader checks it.
+
+    The short answer, when the run gave one, must hold the expected answer (as whole
+    words, HotpotQA's normalisation): an answer that leads with a wrong name and quotes
+    the right one further on does not match. Without a short answer the whole answer
+    must hold it. A declined answer never matches.
+    """
+    from sealgraph.eval.metrics import answer_contained
+
+    if values.get("declined"):
+        return False
+    short = str(values.get("short_answer") or "").strip()
+    answer = short or str(values.get("answer") or "")
+    return answer_contained(answer, expected)
 
 
 def corpus_digests(directory: Path) -> dict[str, str]:

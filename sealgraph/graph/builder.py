@@ -83,7 +83,7 @@ class SealNode(Runnable[SealState, Any]):
     def _run(
         self, state: SealState, runtime: Runtime[Any], loop: asyncio.AbstractEventLoop | None
     ) -> Any:
-        run = settle(runtime.context, self.default)
+        run = settle(runtime.context, self.default, state.get("config"))
         if loop is not None:  # an async run: the reasoner's async steps run on its loop
             run = dataclasses.replace(run, reasoner=LoopReasoner(run.reasoner, loop))
         # Every node sets the run's language, whatever thread LangGraph runs it on.
@@ -167,9 +167,10 @@ def build_graph(
     Returns:
         A compiled LangGraph graph: ``graph.invoke({"question": ...})`` returns
         ``answer``, ``citations``, ``evidence``, ``context``, ``context_tokens``,
-        ``loops``, ``gaps`` and ``seal_log``; ``graph.as_tool()`` is a LangChain
-        tool taking ``{"question": str}`` (:func:`sealgraph.integrations.langchain.make_tool`
-        gives one that answers with citations and the evidence as artifacts).
+        ``loops``, ``gaps`` and ``seal_log`` (the input may carry the run's own
+        bounded settings as ``config``); ``graph.as_tool()`` is LangChain's generic
+        tool (:func:`sealgraph.integrations.langchain.make_tool` gives one that takes
+        the question alone and answers with citations and the evidence as artifacts).
 
     Raises:
         InputError: ``index`` is neither a directory nor a sealgraph index (for

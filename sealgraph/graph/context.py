@@ -10,12 +10,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sealgraph.config import SealConfig, apply_run_overrides
+from sealgraph.config import SealConfig, apply_run_overrides, check_run_overrides
 from sealgraph.errors import InputError
 from sealgraph.index.protocol import SearchIndex, require_search_index
 from sealgraph.reasoning.base import Reasoner
@@ -27,7 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["KnowledgeHolder", "RunContext", "SealContext", "settle"]
 
 
-@dataclass
+_REASONER_STEPS = ("needs", "extract", "assess", "support", "plan", "generate")
+
+
+@dataclass(init=False)
 class SealContext:
     """What a caller may change per run (LangGraph ``context_schema``).
 
@@ -36,6 +40,12 @@ class SealContext:
     optional: a field left as None is taken from the context the graph was built
     with, so ``context={}`` (what the LangGraph server sends) and ``context=None``
     run the built graph unchanged.
+
+    It is checked where it is made, before any node runs (LangGraph makes it from a
+    client's dict at the start of a run): an unknown field, an index or a reasoner that
+    is not an object built in Python (a served client can send only JSON), or a config
+    that sets what a run may not, is a one-line :class:`InputError` or
+    :class:`ConfigError` for the caller, never a failure inside a node.
     """
 
     index: SearchIndex | None = None
@@ -48,8 +58,43 @@ class SealContext:
     overrides (what a JSON client can send: only the bounded keys of
     :data:`sealgraph.config.RUN_OVERRIDES`, applied on the graph's config); None keeps
     the graph's own."""
-    _settled: RunContext | None = field(default=None, init=False, repr=False, compare=False)
+    _settled: RunContext | None = field(default=None, repr=False, compare=False)
     """The run's :class:`RunContext`, once :func:`settle` made it (one per run)."""
+
+    def __init__(
+        self,
+        index: SearchIndex | None = None,
+        reasoner: Reasoner | None = None,
+        config: SealConfig | dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            names = ", ".join(sorted(map(repr, unknown)))
+            raise InputError(
+                f"unknown run context field {names}: a run's context takes index, reasoner "
+                "and config"
+            )
+        if index is not None:
+            require_search_index(
+                index,
+                where="the run context (SealContext.index)",
+                expected="sealgraph.index.load_index(...) in Python; a served client cannot "
+                "send one",
+            )
+        if reasoner is not None and not all(
+            callable(getattr(reasoner, step, None)) for step in _REASONER_STEPS
+        ):
+            raise InputError(
+                f"the run context's reasoner must be a reasoner object built in Python, got "
+                f"{type(reasoner).__name__}; a served graph's reasoner is chosen when it is "
+                "built (SEALGRAPH_LLM), not by a client"
+            )
+        if config is not None and not isinstance(config, SealConfig):
+            check_run_overrides(config)
+        self.index = index
+        self.reasoner = reasoner
+        self.config = config
+        self._settled = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +164,13 @@ class KnowledgeHolder:
         return self._knowledge
 
 
-def settle(given: object, default: RunContext) -> RunContext:
+def settle(
+    given: object, default: RunContext, input_config: Mapping[str, Any] | None = None
+) -> RunContext:
     """Return the :class:`RunContext` of a run whose caller passed ``given``.
+
+    ``input_config`` is the run input's own ``config`` (``{"question": q, "config":
+    {"k": 2}}``): overrides of the same allow-list as a context's dict, applied last.
 
     ``given`` may be None (the built graph's context applies), a
     :class:`SealContext` with some fields left None (LangGraph builds one from a
@@ -136,9 +186,14 @@ def settle(given: object, default: RunContext) -> RunContext:
 
     """
     if not isinstance(given, SealContext):
-        return default
-    if given._settled is not None:
+        given = None
+    elif given._settled is not None:
         return given._settled
+    if given is None:
+        if not input_config:
+            return default
+        config = apply_run_overrides(default.config, input_config)
+        return dataclasses.replace(default, config=config, lexicon=default.lexicon)
     index = default.index if given.index is None else given.index
     if index is not default.index:
         require_search_index(
@@ -147,6 +202,8 @@ def settle(given: object, default: RunContext) -> RunContext:
             expected="sealgraph.index.load_index(...)",
         )
     config = _run_config(given.config, default.config)
+    if input_config:
+        config = apply_run_overrides(config, input_config)
     run = RunContext(
         index=index,
         reasoner=default.reasoner if given.reasoner is None else given.reasoner,

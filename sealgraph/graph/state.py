@@ -1,7 +1,7 @@
 """Graph state: what flows between the nodes, the input/output schemas, one update per node.
 
-The input schema is just the question (a run's own settings travel in its context:
-:class:`sealgraph.graph.context.SealContext`); the output schema is the answer with
+The input schema is the question and, optionally, the run's own bounded settings (which
+may also travel in its context: :class:`sealgraph.graph.context.SealContext`); the output schema is the answer with
 its evidence and the run's events under ``seal_log``, a key named so that it cannot
 collide with a parent graph's own log when sealgraph runs as a subgraph. Records kept
 in the state are plain JSON data (checkpoints are read with an allow-list of plain
@@ -28,8 +28,18 @@ def _gather(current: list | None, new: list | None) -> list:
     return [] if new is None else [*(current or []), *new]
 
 
-class SealInput(TypedDict):
-    """What a caller passes in (a run's settings go in its context, not here)."""
+class _RunSettings(TypedDict, total=False):
+    # A base of its own: ``total=False`` is how a key is optional whatever way the
+    # annotations are read (LangChain's ``as_tool`` then asks for the question alone).
+    config: dict[str, Any]
+    """The run's own overrides (``{"k": 2}``): the bounded keys of
+    :data:`sealgraph.config.RUN_OVERRIDES`, applied on the graph's config (and on a run
+    context's), checked before any node runs. What a served client sends as
+    ``input.config``."""
+
+
+class SealInput(_RunSettings):
+    """What a caller passes in: the question, and optionally the run's own settings."""
 
     question: str
     """The question to answer."""

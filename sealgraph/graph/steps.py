@@ -15,7 +15,7 @@ from sealgraph.config import SealConfig
 from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
-from sealgraph.reasoning.answer import SpanText, answer_kind
+from sealgraph.reasoning.answer import AnswerAids, SpanText, answer_kind
 from sealgraph.reasoning.answerability import (
     Answerability,
     answerability,
@@ -117,6 +117,7 @@ def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
             "chunk_ids": list(s.chunk_ids),
             "text": s.text,
             "tokens": s.tokens,
+            "section": s.section,
         }
         for s in result.spans
     ]
@@ -124,7 +125,19 @@ def packed_dicts(result: PackResult) -> list[dict[str, Any]]:
 
 def span_texts(packed: Sequence[dict[str, Any]]) -> list[SpanText]:
     """Return the packed spans as the answerer sees them."""
-    return [SpanText(p["n"], p["doc_id"], p["title"], p["text"]) for p in packed]
+    return [
+        SpanText(p["n"], p["doc_id"], p["title"], p["text"], p.get("section", "")) for p in packed
+    ]
+
+
+def answer_aids(index: SearchIndex, knowledge: CorpusKnowledge) -> AnswerAids:
+    """Return what the index lends the offline reader: its embedder (if any), its IDF."""
+    df = knowledge.document_frequency
+    if not index.has_dense:
+        return AnswerAids(idf=knowledge.idf, frequency=df)
+    return AnswerAids(
+        embed=index.embed_texts, idf=knowledge.idf, frequency=df, embedder=index.embedder_name
+    )
 
 
 def citations_for(
@@ -160,7 +173,9 @@ def judge_answer(
 
     ``model_judged``: the answer is an LLM's, which judged answerability itself
     (it declines on its own): the score is reported, the answer kept. The offline
-    score decides for offline answers and for LLM steps that fell back.
+    score decides for offline answers and for LLM steps that fell back. An offline
+    answer's score is also at most the share of the asked part that one unit states
+    together (its answer step's ``held``): words held apart do not answer.
     """
     passages = [f"{p.get('title', '')}\n{p.get('text', '')}" for p in packed]
     found = answerability(
@@ -173,6 +188,11 @@ def judge_answer(
         {w for p in passages for w in words(p)},
     )
     found = dataclasses.replace(found, unseen=unseen)
+    held = (generated.step or {}).get("held")
+    if isinstance(held, int | float) and held < found.score:
+        # The offline reader's combination: the most of the asked part one unit states
+        # together (the words held apart by the best passages score higher).
+        found = dataclasses.replace(found, score=round(float(held), 4))
     if model_judged:
         return generated, found
     unheld = set(found.unheld)
@@ -223,7 +243,7 @@ def answer_from_evidence(
     support = reasoner.support(needs, items, feats).value
     result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)
     packed = packed_dicts(result)
-    outcome = reasoner.generate(needs, span_texts(packed), gaps)
+    outcome = reasoner.generate(needs, span_texts(packed), gaps, aids=answer_aids(index, kn))
     generated, found = judge_answer(
         question,
         packed,

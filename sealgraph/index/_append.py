@@ -114,8 +114,15 @@ class AppendPlan:
         """Content hashes of those chunks (their vectors may be reused)."""
         self.gone_documents: list[list[str]] = []
         """The old chunk texts of each changed document (their lines are counted out)."""
-        self.counts: dict[str, int] = {"added": 0, "updated": 0, "kept": 0, "removed": 0}
-        """Documents added, updated (given again), kept and removed, as a build reports them."""
+        self.counts: dict[str, int] = {
+            "added": 0,
+            "updated": 0,
+            "unchanged": 0,
+            "kept": 0,
+            "removed": 0,
+        }
+        """Documents added, updated (given again, changed), unchanged (given again, the
+        same), kept (not given) and removed, as a build reports them."""
         self.hashes: list[str] = []
         """Content hashes of :attr:`chunks` (set when written)."""
         self.partial: PartialEmbeddings | None = None
@@ -149,7 +156,6 @@ def plan_append(
                 chunks = chunk(doc)
                 hashes = [content_hash(indexed_text(c)) for c in chunks]
             else:
-                plan.counts["updated"] += 1
                 old = conn.execute(
                     'SELECT "row", text, hash FROM chunks WHERE doc_id = ? ORDER BY ord',
                     (doc.doc_id,),
@@ -163,11 +169,14 @@ def plan_append(
                     dumps_json(doc.metadata),
                 ) and (file[0] if file else None) == given_files.get(doc.doc_id)
                 if same_record and "".join(text for _, text, _ in old) == doc.text:
+                    plan.counts["unchanged"] += 1
                     continue  # the same document: the same chunks
                 chunks = chunk(doc)
                 hashes = [content_hash(indexed_text(c)) for c in chunks]
                 if same_record and [h for _, _, h in old] == hashes:
+                    plan.counts["unchanged"] += 1
                     continue
+                plan.counts["updated"] += 1
                 plan.gone_documents.append([text for _, text, _ in old])
                 for row, text, digest in old:
                     plan.gone_rows.append(int(row))
@@ -175,7 +184,7 @@ def plan_append(
                     plan.gone_hashes.append(digest)
             plan.documents.append(doc)
             plan.chunks.extend(chunks)
-        plan.counts["kept"] = n_old - plan.counts["updated"]
+        plan.counts["kept"] = n_old - plan.counts["updated"] - plan.counts["unchanged"]
     finally:
         conn.close()
     return plan

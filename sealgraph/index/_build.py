@@ -69,7 +69,7 @@ from sealgraph.index._manifest import (
 from sealgraph.index._parallel import BATCH, build_workers, process_documents
 from sealgraph.index._progress import ProgressFn, _StderrProgress
 from sealgraph.index._segments import SegmentInfo
-from sealgraph.index._staging import build_bytes, staging, tree_bytes
+from sealgraph.index._staging import build_bytes, staging
 from sealgraph.index._statistics import statistics_entry
 from sealgraph.index._store import (
     DOCSTORE_FILE,
@@ -304,7 +304,15 @@ def _append_build(
         ) from None
     if stale:
         warn(stale_message(stale, (read_document_files(docstore) or {}), plan.scope))
-    with staging(index_dir, lambda: tree_bytes(index_dir)) as tmp:
+    added_chars = sum(len(doc.text) for doc in added.documents)
+
+    def needs() -> int:
+        # An add copies the docstore and writes the new documents' rows (the other
+        # files are hard-linked); read only after a failed write (a dim may cost a request).
+        new = build_bytes(added_chars, added_chars, len(added.chunks), plan.embedder)
+        return docstore.stat().st_size + new
+
+    with staging(index_dir, needs) as tmp:
         manifest = write_append(
             tmp,
             index_dir,
@@ -412,10 +420,10 @@ def plan_documents(
     counter = token_counter(encoding_name)
     if isinstance(inputs, Iterable) and not isinstance(inputs, str | os.PathLike | Document):
         inputs = list(inputs)  # read twice: for the documents and for the folders given
-    given, sources, given_files = given_documents(
+    given, sources, given_files, excluded = given_documents(
         inputs, warn, follow_links=follow_links, limits=limits, exclude=exclude
     )
-    scope = Scope.of(inputs, sources)
+    scope = Scope.of(inputs, sources, excluded)
     if prune and scope is None:
         raise InputError(
             "pruning needs the files or folders the documents come from, not documents"

@@ -37,14 +37,14 @@ def given_documents(
     follow_links: bool = False,
     limits: LoaderLimits | None = None,
     exclude: Sequence[str] = (),
-) -> tuple[list[Document], list[SourceFile], dict[str, str]]:
-    """Documents to index, the files read, and the file of each document read from one."""
-    if isinstance(inputs, str | os.PathLike):
-        corpus = load_corpus(
-            inputs, warn=warn, follow_links=follow_links, limits=limits, exclude=exclude
-        )
-        return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
-    items = list(inputs) if isinstance(inputs, Iterable) else [inputs]
+) -> tuple[list[Document], list[SourceFile], dict[str, str], list[str]]:
+    """Return the documents to index, the files read, the file of each document, what was left out.
+
+    The last is :attr:`sealgraph.ingest.Corpus.excluded`: the files and folders the
+    ignore patterns left out (none when documents were given).
+    """
+    items = [inputs] if isinstance(inputs, str | os.PathLike) else inputs
+    items = list(items) if isinstance(items, Iterable) else [items]
     if not items:
         raise InputError("no documents or paths given to index")
     if not all(isinstance(item, Document) for item in items):
@@ -53,13 +53,14 @@ def given_documents(
         corpus = load_corpus(
             items, warn=warn, follow_links=follow_links, limits=limits, exclude=exclude
         )
-        return corpus.documents, corpus.sources, _files_of(corpus.documents, corpus.sources)
+        files = _files_of(corpus.documents, corpus.sources)
+        return corpus.documents, corpus.sources, files, corpus.excluded
     seen: set[str] = set()
     for doc in items:
         if doc.doc_id in seen:
             raise IngestError(f"duplicate document id {doc.doc_id!r}; document ids must be unique")
         seen.add(doc.doc_id)
-    return items, [], {}
+    return items, [], {}, []
 
 
 def _files_of(documents: Sequence[Document], sources: Sequence[SourceFile]) -> dict[str, str]:
@@ -82,15 +83,19 @@ class Scope:
     """The given paths, absolute with symlinks resolved (POSIX)."""
     read: frozenset[str]
     """Every file read (as :attr:`SourceFile.path`), documents or not."""
+    excluded: tuple[str, ...] = ()
+    """Files and folders inside the folders given that the ignore patterns left out."""
 
     @classmethod
-    def of(cls, inputs: Any, sources: Sequence[SourceFile]) -> Scope | None:
+    def of(
+        cls, inputs: Any, sources: Sequence[SourceFile], excluded: Sequence[str] = ()
+    ) -> Scope | None:
         """Return the scope of the paths given to a build; None when documents were given."""
         items = [inputs] if isinstance(inputs, str | os.PathLike) else inputs
         if not isinstance(items, list) or not all(isinstance(i, str | os.PathLike) for i in items):
             return None
         roots = tuple(Path(item).resolve().as_posix() for item in items)
-        return cls(roots, frozenset(source.path for source in sources))
+        return cls(roots, frozenset(source.path for source in sources), tuple(excluded))
 
     def covers(self, file: str) -> bool:
         """Whether ``file`` is one of the given files or inside a given folder."""
@@ -99,14 +104,19 @@ class Scope:
     def gone(self, file: str | None) -> bool:
         """Whether a document of ``file`` that this build did not give again is stale.
 
-        That is: ``file`` is in scope and either no longer exists or was read
-        again without giving that document (a file that exists but was skipped,
-        with a warning, keeps its documents).
+        That is: ``file`` is in scope and either no longer exists, was read again
+        without giving that document, or is now left out by the ignore patterns
+        (``--exclude``, ``.sealgraphignore``); a file that exists but was skipped,
+        with a warning, keeps its documents.
         """
         return (
             file is not None
             and self.covers(file)
-            and (file in self.read or not os.path.lexists(file))
+            and (
+                file in self.read
+                or not os.path.lexists(file)
+                or any(within(file, left_out) for left_out in self.excluded)
+            )
         )
 
 
@@ -170,14 +180,24 @@ def merge_documents(
         if doc_id not in given_ids and doc_id not in dropped
     }
     files.update(given_files)
-    updated = len(given_ids & old_ids)
-    counts = {
-        "added": len(given) - updated,
+    return merged, files, document_counts(_merge_counts(old, given, dropped)), stale
+
+
+def _merge_counts(
+    old: Sequence[Document], given: Sequence[Document], dropped: set[str]
+) -> dict[str, int]:
+    """Documents added, updated (given again, changed), unchanged, kept and removed."""
+    old_by_id = {doc.doc_id: doc for doc in old}
+    again = [doc for doc in given if doc.doc_id in old_by_id]
+    unchanged = sum(1 for doc in again if old_by_id[doc.doc_id] == doc)
+    updated = len(again) - unchanged
+    return {
+        "added": len(given) - len(again),
         "updated": updated,
-        "kept": len(old) - updated - len(dropped),
+        "unchanged": unchanged,
+        "kept": len(old) - len(again) - len(dropped),
         "removed": len(dropped),
     }
-    return merged, files, document_counts(counts), stale
 
 
 def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Scope | None) -> str:
@@ -188,8 +208,9 @@ def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Sc
     them = "them" if len(stale) > 1 else "it"
     return (
         f"kept {len(stale)} document{'s' if len(stale) > 1 else ''} of {roots} that this build "
-        f"did not read again ({shown}{more}): the file is gone, no longer holds {them}, or gave "
-        f"{them} another id; index with --prune (prune=True) to remove {them}, or remove "
+        f"did not read again ({shown}{more}): the file is gone, is left out by the ignore "
+        f"patterns, no longer holds {them}, or gave {them} another id; index with --prune "
+        f"(prune=True) to remove {them}, or remove "
         f"{them} with `sealgraph index --remove PATH`"
     )
 

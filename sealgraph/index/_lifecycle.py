@@ -1,11 +1,12 @@
 """An index directory on disk: what in it is sealgraph's, its lock, the swap, the recovery.
 
 Builds of one index directory are serialised by a lock file beside it
-(``.NAME.lock``, :func:`locked_index`); holding it, a build first cleans up what
-an interrupted build left (a temporary ``.NAME.building-*`` folder, or the
-previous index still parked in ``.NAME.old-*`` by :func:`swap_into_place`). A
-directory is only ever replaced when it is empty or a sealgraph index holding
-nothing but sealgraph's files (:func:`inspect_target`).
+(``.NAME.lock``, :func:`locked_index`, removed when the build ends, however it
+ends); holding it, a build first cleans up what an interrupted build left (a
+temporary ``.NAME.building-*`` folder, or the previous index still parked in
+``.NAME.old-*`` by :func:`swap_into_place`). A directory is only ever replaced
+when it is empty or a sealgraph index holding nothing but sealgraph's files
+(:func:`inspect_target`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
+from sealgraph._lockfile import LockFile
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
 from sealgraph.index._dense import DENSE_FILES, FAISS_FILE
 from sealgraph.index._lexical import LEXICAL_DIR
@@ -107,23 +107,19 @@ def locked_index(index_dir: Path, *, timeout: float, warn: WarnFn) -> Iterator[P
     index_dir = index_dir.resolve()
     inspect_target(index_dir)  # never create anything beside a folder that is not ours
     lock_path = index_dir.parent / f".{index_dir.name}.lock"
+    lock = LockFile(lock_path)  # removed when released: a build leaves no lock file
     try:
         index_dir.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(lock_path)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
+        if not lock.try_acquire():
             warn(
                 f"waiting for another sealgraph build of {index_dir} to finish (up to {timeout:g} s)"
             )
-            try:
-                lock.acquire(timeout=max(timeout, 0))
-            except Timeout:
+            if not lock.acquire(timeout):
                 raise SealgraphError(
                     f"another sealgraph build of {index_dir} still holds its lock {lock_path} "
                     f"after {timeout:g} s; try again when it has finished, or wait longer "
                     f"(--lock-timeout)"
-                ) from None
+                )
     except OSError as exc:
         raise InputError(
             f"cannot lock {index_dir} (lock file {lock_path}): {exc.strerror or exc}"

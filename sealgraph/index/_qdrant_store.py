@@ -165,6 +165,12 @@ def match_any(key: str, values: Sequence[Any]) -> Any:
     return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
 
 
+# What qdrant-client raises reading an answer that is not Qdrant's: a body that is not
+# JSON, JSON that fails its models (pydantic's errors are ValueErrors), a missing field
+# (its own assertions: "Collection exists returned None").
+_NOT_QDRANT = (ValueError, TypeError, KeyError, AttributeError, AssertionError)
+
+
 class Collection:
     """A sealgraph collection on a client: its manifest point, scrolls and writes."""
 
@@ -196,6 +202,11 @@ class Collection:
             raise InputError(
                 f"cannot read the Qdrant collection {self.address}: {type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else 'no answer'}"
+            ) from None
+        except _NOT_QDRANT:  # a body that is not JSON, or not the JSON Qdrant answers with
+            raise InputError(
+                f"the service at {self.address} is not a Qdrant server: it answered a "
+                "collection request with something else; check the address and port"
             ) from None
         metadata = getattr(info.config, "metadata", None) or {}
         payload = found[0].payload if found else None

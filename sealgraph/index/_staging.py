@@ -26,18 +26,20 @@ def staging(index_dir: Path, needed_bytes: Callable[[], int]) -> Iterator[Path]:
     """Yield a new temporary sibling of ``index_dir`` to write an index into; remove it after.
 
     A write that fails for want of space (full disk, quota, file size limit)
-    becomes a :class:`DiskFullError` naming the folder and about how much space the
-    index needs (``needed_bytes``); the index in ``index_dir`` is not touched until
-    the new one is complete, so nothing is lost.
+    becomes a :class:`DiskFullError` naming the folder, about how much space the
+    write needs (``needed_bytes``) and how much was free when it began (both the
+    same quantity: before the write took any); the index in ``index_dir`` is not
+    touched until the new one is complete, so nothing is lost.
     """
     tmp = None
+    free = _free_bytes(index_dir.parent)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.building-", dir=index_dir.parent))
         yield tmp
     except (OSError, sqlite3.Error, RuntimeError) as exc:
         if not _out_of_space(exc, index_dir.parent, needed_bytes):
             raise
-        raise DiskFullError(_out_of_space_message(index_dir, needed_bytes())) from None
+        raise DiskFullError(_out_of_space_message(index_dir, needed_bytes(), free)) from None
     finally:
         if tmp is not None and tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -65,15 +67,25 @@ def _out_of_space(exc: BaseException, folder: Path, needed_bytes: Callable[[], i
         return False
 
 
-def _out_of_space_message(index_dir: Path, needed: int) -> str:
+def _free_bytes(folder: Path) -> int | None:
     try:
-        free = f"{_megabytes(shutil.disk_usage(index_dir.parent).free)} free"
+        return shutil.disk_usage(folder).free
     except OSError:
-        free = "free space unknown"
+        return None
+
+
+def _out_of_space_message(index_dir: Path, needed: int, free: int | None) -> str:
+    # Both sizes are of the same moment, before the write: what it needs, what was free.
+    if free is None:
+        need = f"it needs about {_megabytes(needed)} there (free space unknown)"
+    elif needed > free:
+        need = f"it needs about {_megabytes(needed)} there and {_megabytes(free)} were free"
+    else:  # the estimate fell short: say only what is sure
+        need = f"it needs more than the {_megabytes(free)} that were free there"
     return (
-        f"no space left in {index_dir.parent} to write the index {index_dir.name}: it needs "
-        f"about {_megabytes(needed)} there ({free}); free some space or give --index a "
-        f"folder on another disk. Nothing was changed: the index there is as it was"
+        f"no space left in {index_dir.parent} to write the index {index_dir.name}: {need}; "
+        f"free some space or give --index a folder on another disk. Nothing was changed: "
+        f"the index there is as it was"
     )
 
 

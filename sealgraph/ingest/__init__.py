@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sealgraph.errors import IngestError, InputError
-from sealgraph.ingest.ignore import IgnoreRules
+from sealgraph.ingest._walk import SUPPORTED_SUFFIXES, iter_input_files
 from sealgraph.ingest.loaders import (
     FORMATS,
     PLAIN_TEXT,
@@ -46,6 +45,7 @@ from sealgraph.ingest.loaders import (
     WarnFn,
     format_for,
 )
+from sealgraph.paths import file_kind
 from sealgraph.terminal import printable
 from sealgraph.text.chunking import markdown_headings
 from sealgraph.text.normalize import normalize_for_matching, normalize_text
@@ -72,8 +72,6 @@ __all__ = [
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 """File suffixes read as Markdown (MDX with its imports and components removed)."""
-SUPPORTED_SUFFIXES = frozenset({s for fmt in FORMATS for s in fmt.suffixes} | {".jsonl"})
-"""File suffixes picked up when walking a directory; others there are skipped."""
 
 INDEX_PAGE_STEMS = frozenset({"index", "_index", "readme"})
 """File stems (any case) of a folder's landing page: titled by the folder when untitled."""
@@ -104,6 +102,9 @@ class Corpus:
     """Documents in input order."""
     sources: list[SourceFile] = field(default_factory=list)
     """Files read, in input order (binary files that were skipped are not listed)."""
+    excluded: list[str] = field(default_factory=list)
+    """Files and folders inside the folders given that the ignore patterns (defaults,
+    ``.sealgraphignore``, ``exclude``) left out: absolute POSIX paths, symlinks resolved."""
 
 
 def load_documents(
@@ -167,7 +168,8 @@ def load_corpus(
     """Like :func:`load_documents`, but also report the files read and their hashes."""
     warn = warn or warn_stderr
     loader = _Loader(warn, limits or LoaderLimits())
-    files = _iter_input_files(_as_path_list(paths), warn, follow_links, exclude)
+    excluded: list[str] = []
+    files = iter_input_files(_as_path_list(paths), warn, follow_links, exclude, excluded)
     for root, file, explicit in files:
         loader.load_file(root, file, explicit=explicit)
     loader.warn_missing_extras()
@@ -178,7 +180,7 @@ def load_corpus(
             f"no documents found in {shown} (sealgraph reads {', '.join(suffixes[:-1])} and "
             f"{suffixes[-1]} files)"
         )
-    return Corpus(documents=loader.documents, sources=loader.sources)
+    return Corpus(documents=loader.documents, sources=loader.sources, excluded=excluded)
 
 
 def load_qa_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -464,18 +466,19 @@ def _validate_qa_record(
     if "answer" in record and not isinstance(record["answer"], str):
         raise IngestError(f'{where}: "answer" must be a string')
     facts = record.get("supporting_facts")
-    if facts is not None and not (
-        isinstance(facts, list)
-        and all(
-            isinstance(f, list)
-            and len(f) == 2
-            and isinstance(f[0], str)
-            and isinstance(f[1], int)
-            and not isinstance(f[1], bool)
-            for f in facts
-        )
-    ):
+    if facts is not None and not (isinstance(facts, list) and all(map(_is_fact, facts))):
         raise IngestError(f'{where}: "supporting_facts" must be a list of [title, index] pairs')
+
+
+def _is_fact(fact: Any) -> bool:
+    """Whether ``fact`` is a supporting fact: ``[title, sentence index]``."""
+    return (
+        isinstance(fact, list)
+        and len(fact) == 2
+        and isinstance(fact[0], str)
+        and isinstance(fact[1], int)
+        and not isinstance(fact[1], bool)
+    )
 
 
 def parse_json_line(line: str, where: str) -> Any:
@@ -553,7 +556,7 @@ def read_regular_file(file: str | os.PathLike[str]) -> bytes:
     except OSError as exc:
         raise UnreadableFileError(file, exc.strerror or str(exc)) from None
     try:
-        kind = _file_kind(os.fstat(fd).st_mode)
+        kind = file_kind(os.fstat(fd).st_mode)
         if kind != "regular file":
             raise UnreadableFileError(file, f"it is {kind}, not a regular file")
         with os.fdopen(fd, "rb", closefd=False) as handle:
@@ -573,20 +576,6 @@ class UnreadableFileError(InputError):
         """Why, without the file name."""
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "regular file"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
-
-
 def _decode(data: bytes, file: Path, *, warn: WarnFn) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -601,135 +590,6 @@ def _as_path_list(
     if isinstance(paths, str | os.PathLike):
         return [Path(paths)]
     return [Path(p) for p in paths]
-
-
-def _iter_input_files(
-    paths: list[Path], warn: WarnFn, follow_links: bool, exclude: Sequence[str] = ()
-) -> Iterator[tuple[Path, Path, bool]]:
-    """Yield ``(root, file, named explicitly)``: ids are built from the path relative to root."""
-    roots = [os.path.realpath(p) for p in paths]
-    for path in paths:
-        if not path.exists():
-            raise InputError(f"no such file or directory: {path}")
-        if path.is_dir():
-            rules = IgnoreRules.for_folder(path, exclude)
-            for file in _walk(path, warn, roots=None if follow_links else roots, rules=rules):
-                yield path, file, False
-        else:
-            kind = _file_kind(path.stat().st_mode)
-            if kind != "regular file":
-                raise InputError(
-                    f"{path} is {kind}, not a regular file or folder; sealgraph reads only files"
-                )
-            yield path.parent, path, True
-
-
-def _walk(
-    root: Path, warn: WarnFn, *, roots: list[str] | None, rules: IgnoreRules | None = None
-) -> list[Path]:
-    """Supported, non-hidden regular files under ``root``, sorted by path relative to it.
-
-    Files and folders ``rules`` leave out (:mod:`sealgraph.ingest.ignore`) are not
-    read; a folder left out is not entered.
-
-    Symlinks are followed when they resolve inside one of ``roots`` (the real
-    paths given; None follows every link) and skipped with a warning otherwise.
-    Every real folder and file is taken once, the first way it is reached: the
-    real tree under ``root`` first, then the linked folders (breadth first,
-    sorted), then symlinked files; so a link to a folder or file already taken
-    adds nothing and a link back up the tree cannot loop. Other files that are not
-    regular files (FIFOs, sockets, devices) are skipped with a warning.
-    """
-    found: dict[str, Path] = {}  # real path -> the path it was reached by
-    walked: set[str] = set()  # real paths of folders already listed
-    file_links: list[Path] = []
-
-    def unreadable(error: OSError) -> None:
-        warn(f"skipped unreadable folder {error.filename}: {error.strerror or error}")
-
-    def inside(link: Path) -> bool:
-        real = os.path.realpath(link)
-        if roots is None or any(_is_within(real, r) for r in roots):
-            return True
-        warn(
-            f"skipped symlink {link}: it points to {real}, outside the paths given "
-            f"(--follow-links reads it)"
-        )
-        return False
-
-    inherited: dict[str, IgnoreRules | None] = {}  # folder -> the rules its parent passes on
-    pending = [root]
-    while pending:
-        top = pending.pop(0)
-        real_top = os.path.realpath(top)
-        if real_top in walked:
-            if _is_within(os.path.realpath(top.parent), real_top):
-                warn(f"skipped symlink {top}: it points back to {real_top}, a folder above it")
-            continue
-        links: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable):
-            real_dir = os.path.realpath(dirpath)
-            if real_dir in walked:  # reached through an earlier link already
-                dirnames[:] = []
-                continue
-            walked.add(real_dir)
-            here = Path(dirpath).relative_to(root).as_posix()
-            prefix = "" if here == "." else here + "/"
-            # A folder's own .sealgraphignore applies below it, after its parents' rules.
-            local = inherited.pop(dirpath, rules)
-            if local is not None and prefix:
-                local = local.below(Path(dirpath), prefix)
-            dirnames[:] = sorted(d for d in dirnames if _wanted(prefix + d, local, is_dir=True))
-            inherited.update((os.path.join(dirpath, d), local) for d in dirnames)
-            links.extend(
-                Path(dirpath, d)
-                for d in dirnames
-                if os.path.islink(Path(dirpath, d)) and inside(Path(dirpath, d))
-            )
-            for name in sorted(filenames):
-                file = Path(dirpath, name)
-                if not _wanted(prefix + name, local, is_dir=False):
-                    continue
-                if file.is_symlink():
-                    file_links.append(file)
-                elif file.is_file():
-                    found.setdefault(os.path.realpath(file), file)
-                else:
-                    _warn_special(file, warn)
-        pending.extend(links)  # os.walk does not descend into them (followlinks=False)
-    for file in file_links:  # after every real file, so a real path wins over a link
-        if not file.exists():
-            warn(f"skipped broken symlink {file}")
-        elif not inside(file):
-            continue
-        elif file.is_file():
-            found.setdefault(os.path.realpath(file), file)
-        elif not file.is_dir():
-            _warn_special(file, warn)
-    return sorted(found.values(), key=lambda f: f.relative_to(root).as_posix())
-
-
-def _wanted(relative: str, rules: IgnoreRules | None, *, is_dir: bool) -> bool:
-    """Whether a folder walk reads this file or enters this folder (not hidden, not left out)."""
-    name = relative.rsplit("/", 1)[-1]
-    if name.startswith("."):
-        return False
-    if not is_dir and Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-        return False
-    return not (rules and rules.ignored(relative, is_dir=is_dir))
-
-
-def _warn_special(file: Path, warn: WarnFn) -> None:
-    try:
-        kind = _file_kind(file.stat().st_mode)
-    except OSError as exc:
-        warn(f"skipped unreadable file {file}: {exc.strerror or exc}")
-        return
-    warn(f"skipped {file}: it is {kind}, not a regular file")
-
-
-def _is_within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def warn_stderr(message: str) -> None:

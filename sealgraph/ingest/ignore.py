@@ -17,6 +17,14 @@ The rules are :data:`DEFAULT_EXCLUDES`, then the folder's own ``.sealgraphignore
 git's nested ignore files do (its ``/name`` and ``a/b`` are anchored at that
 subfolder). A file named on the command line is read whatever the patterns say:
 naming it is asking for it.
+
+The verdicts are git's own (a test compares them with ``git check-ignore`` on
+random patterns and trees). The matcher is written here rather than taken from
+``pathspec`` for two reasons: pathspec is MPL-2.0, not a permissive licence, so
+it cannot be in the default install; and it translates a pattern into one
+backtracking regex (``*a*a*a*a*a*a*a*a*b`` took 117 s on a 60-character name
+with pathspec 1.1.1), where this one matches part by part in linear time
+(microseconds on the same name).
 """
 
 from __future__ import annotations
@@ -213,16 +221,30 @@ def _segment(glob: str, line: str) -> re.Pattern[str] | None:
 def _matches(parts: tuple[re.Pattern[str] | None, ...], relative: str) -> bool:
     """Whether the ``/``-separated path matches the pattern parts (``None``: ``**``).
 
-    The positions a prefix of the parts can reach in the path's folders, part by
-    part: at most parts x folders steps whatever the pattern.
+    The parts after the last ``**`` match the path's last names, one each; then the
+    positions a prefix of the other parts can reach in the path's folders, part by
+    part: at most parts x folders steps whatever the pattern, and a pattern without
+    a ``**`` inside (``name``, ``dir/*.md``) costs one step per part however deep
+    the path is.
     """
     names = relative.split("/")
+    rest = list(parts)
+    while rest and rest[-1] is not None:
+        part = rest.pop()
+        if not names or not part.match(names.pop()):
+            return False
+    if not rest:
+        return not names
+    ends_in_stars = len(rest) == len(parts)
+    rest.pop()  # the last ** takes whatever names are left ...
     reach = {0}
-    for part in parts:
+    for part in rest:
         if part is None:
             reach = set(range(min(reach), len(names) + 1))
         else:
             reach = {i + 1 for i in reach if i < len(names) and part.match(names[i])}
         if not reach:
             return False
-    return len(names) in reach
+    # ... but a pattern ending in "dir/**" needs one name at least after dir (git:
+    # "a/**" is what is inside a, not a itself).
+    return not (ends_in_stars and rest) or min(reach) < len(names)

@@ -7,7 +7,8 @@
   answer with its citations out, the evidence as the tool message's artifact)
   for ``langchain.agents.create_agent`` or any tool-calling model (over an
   index or a compiled graph); ``build_graph(...).as_tool()`` is LangChain's generic
-  conversion, which also takes ``{"question": str}`` and returns the run's output.
+  conversion, which asks for the question and the run's ``config`` (``{}`` will do)
+  and returns the run's output.
 * :func:`sealgraph.index.build_index` accepts LangChain ``Document`` objects
   (converted by :func:`sealgraph.ingest.from_langchain.documents_from_langchain`,
   re-exported here) and any LangChain

@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import GenerateUpdate, SealState
-from sealgraph.graph.steps import citations_for, judge_answer, span_texts
+from sealgraph.graph.steps import answer_aids, citations_for, judge_answer, span_texts
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
@@ -35,6 +35,7 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
         gaps,
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
+        aids=answer_aids(run.index, run.knowledge),
     )
     w.outcome_notes(outcome, Step.GENERATE)
     ans, found = judge_answer(
@@ -62,6 +63,7 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
             "answerability": found.score,
             "answerability_passages": [packed[i]["n"] for i in found.passages],
             "unseen_names": list(found.unseen),
+            "answer_step": dict(ans.step) if ans.step is not None else None,
         },
     )
     return {

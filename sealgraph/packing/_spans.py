@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sealgraph.packing.config import PackConfig
-from sealgraph.packing.render import render_block
+from sealgraph.packing.render import MAX_SECTION, MAX_TITLE, header_part, render_block
 from sealgraph.packing.scoring import length_penalty
 from sealgraph.packing.types import PackDecision, PackedSpan, Span, SpanScores
 from sealgraph.packing.unit_scores import UnitScores
@@ -48,7 +48,7 @@ def span_decision(
         span_id=span.span_id,
         doc_id=span.doc_id,
         chunk_ids=span.chunk_ids,
-        section=span.label,
+        section=header_part(span.label, MAX_SECTION),
         tokens=tokens,
         scores=scores,
         decision=decision,  # type: ignore[arg-type]
@@ -64,8 +64,8 @@ def packed_span(n: int, span: Span, scores: SpanScores, counter: TokenCounter) -
         span_id=span.span_id,
         chunk_ids=span.chunk_ids,
         doc_id=span.doc_id,
-        title=span.title,
-        section=span.label,
+        title=header_part(span.title, MAX_TITLE),
+        section=header_part(span.label, MAX_SECTION),
         text=span.text,
         start=span.start,
         end=span.end,

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from sealgraph.reasoning.answer import DECLINED
 from sealgraph.reasoning.base import GeneratedAnswer
+from sealgraph.text.edits import TWO_EDITS_LENGTH, TYPO_MIN_LENGTH, within_edits
 
 __all__ = ["Answerability", "answerability", "gate_answer", "unseen_names"]
 
@@ -100,37 +101,18 @@ def unseen_names(
             of them (two for a name of eight letters or more) is taken for its typo.
 
     """
-    near = {w for w in passage_words if len(w) >= _TYPO_MIN_LENGTH}
+    near = {w for w in passage_words if len(w) >= TYPO_MIN_LENGTH}
     out: list[str] = []
     for name in dict.fromkeys(names):
         found = list(stems(name))
         if not found or any(document_frequency(t) > 0 for t in found):
             continue
         folded = name.casefold()
-        allowed = 2 if len(folded) >= _TWO_EDITS_LENGTH else 1
-        if len(folded) >= _TYPO_MIN_LENGTH and any(_within_edits(folded, w, allowed) for w in near):
+        allowed = 2 if len(folded) >= TWO_EDITS_LENGTH else 1
+        if len(folded) >= TYPO_MIN_LENGTH and any(within_edits(folded, w, allowed) for w in near):
             continue
         out.append(name)
     return tuple(out)
-
-
-_TYPO_MIN_LENGTH = 5  # shorter names differ from real words by one letter too easily
-_TWO_EDITS_LENGTH = 8
-
-
-def _within_edits(a: str, b: str, most: int) -> bool:
-    """Whether ``a`` becomes ``b`` by at most ``most`` insertions, deletions or changes."""
-    if abs(len(a) - len(b)) > most:
-        return False
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i]
-        for j, cb in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > most:
-            return False
-        previous = current
-    return previous[-1] <= most
 
 
 def gate_answer(

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.answer import AnswerAids, SpanText
 from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
 
@@ -125,6 +125,10 @@ class GeneratedAnswer:
     """``(citation number, sentence)`` of each supporting sentence, one per hop (offline)."""
     missing: str = ""
     """What the context does not state (from the open gaps), "" when nothing is missing."""
+    step: Mapping[str, Any] | None = None
+    """How the offline answer was chosen: the asked parts, their candidate units with
+    scores and features, and why the chosen one won (JSON-safe,
+    :meth:`~sealgraph.reasoning.answer.AnswerStep.to_dict`); None for an LLM's answer."""
 
 
 class Reasoner(Protocol):
@@ -215,6 +219,12 @@ class Reasoner(Protocol):
         *,
         time_left: float | None = None,
         budget: LLMBudget | None = None,
+        aids: AnswerAids | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
-        """Answer from the packed spans, citing them."""
+        """Answer from the packed spans, citing them.
+
+        ``aids`` is what the index lends the offline reader (its embedder and word
+        weights, :class:`~sealgraph.reasoning.answer.AnswerAids`); a reasoner that
+        reads otherwise ignores it.
+        """
         ...

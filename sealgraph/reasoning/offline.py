@@ -16,7 +16,7 @@ from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
-from sealgraph.reasoning.answer import SpanText, compose_answer
+from sealgraph.reasoning.answer import AnswerAids, SpanText, compose_answer
 from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
 from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.types import Chunk
@@ -139,17 +139,20 @@ class OfflineReasoner:
         *,
         time_left: float | None = None,
         budget: LLMBudget | None = None,
+        aids: AnswerAids | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """Compose the answer from the packed spans.
 
-        One cited sentence per hop, the short answer marked when its kind is recognised.
+        The reader's best unit for each asked part (or one cited sentence per hop), the
+        short answer marked when its kind is recognised; ``aids`` lends the reader the
+        index's embedder and word weights.
 
         Open gaps do not make it decline: they say what is missing when a hop is not in
         the context. It declines ("Insufficient evidence: …", what is missing in ``missing``) only when no sentence of
         the context answers anything the question asks (see
         :func:`sealgraph.reasoning.answer.compose_answer`).
         """
-        got = compose_answer(needs, spans, gaps)
+        got = compose_answer(needs, spans, gaps, aids)
         return StepOutcome(
             GeneratedAnswer(
                 got.answer,
@@ -158,5 +161,6 @@ class OfflineReasoner:
                 short=got.short,
                 support=got.support,
                 missing=got.missing,
+                step=got.step.to_dict() if got.step is not None else None,
             )
         )

@@ -8,22 +8,16 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import socket
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from sealgraph._lockfile import LockFile
 from sealgraph.errors import CheckpointError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 THREAD_LOCK_FOLDER = ".{name}.threads"
 """Name of the folder, next to a SQLite checkpoint database, holding its thread locks."""
@@ -79,59 +73,33 @@ def thread_in_use(thread_id: str, label: str, holder: str = "") -> CheckpointErr
 class ThreadFileLock:
     """An exclusive ``flock`` on one thread's lock file, removed on release."""
 
-    def __init__(self, folder: Path, path: Path, fd: int | None, fallback: Any = None) -> None:
+    def __init__(self, folder: Path, path: Path, lock: LockFile) -> None:
         self.folder = folder
         self.path = path
-        self.fd = fd
-        self.fallback = fallback
+        self.lock = lock
 
     @classmethod
     def acquire(cls, db: Path, thread_id: str, label: str) -> ThreadFileLock:
         folder = thread_lock_folder(db)
         path = folder / f"{_thread_digest(thread_id, 16).hex()}.lock"
-        if fcntl is None:  # pragma: no cover - no flock (Windows): filelock's own lock
-            from filelock import FileLock, Timeout
-
-            cls._make_folder(folder, label)
-            lock = FileLock(str(path))
-            try:
-                lock.acquire(timeout=0)
-            except Timeout:
-                raise thread_in_use(thread_id, label) from None
-            return cls(folder, path, None, lock)
-        # A released lock file is removed while still locked, so the file a claim
-        # locked may no longer be the one at ``path``: check, and try again if so.
         for _ in range(100):
             cls._make_folder(folder, label)
-            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+            lock = LockFile(path)  # removed when released, while still locked
             try:
-                fd = os.open(path, flags, 0o644)
+                held = lock.try_acquire()
             except FileNotFoundError:
                 continue  # the folder was removed as it emptied: make it again
             except OSError as exc:
                 raise CheckpointError(
                     f"cannot lock thread {thread_id!r} of {label}: {path}: {exc.strerror}"
                 ) from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                holder = _read_holder(fd)
-                os.close(fd)
-                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise thread_in_use(thread_id, label, holder) from None
-                raise CheckpointError(
-                    f"cannot lock thread {thread_id!r} of {label}: {exc.strerror}"
-                ) from None
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
-            except OSError:
-                same = False
-            if same:
+            if not held:
+                raise thread_in_use(thread_id, label, _read_holder(path))
+            if lock.fd is not None:
                 with suppress(OSError):
-                    os.ftruncate(fd, 0)
-                    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
-                return cls(folder, path, fd)
-            os.close(fd)
+                    os.ftruncate(lock.fd, 0)
+                    os.write(lock.fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+            return cls(folder, path, lock)
         raise CheckpointError(f"cannot lock thread {thread_id!r} of {label}: {path} keeps changing")
 
     @staticmethod
@@ -149,25 +117,23 @@ class ThreadFileLock:
             )
 
     def release(self) -> None:
-        if self.fallback is not None:  # pragma: no cover - no flock
-            self.fallback.release()
-            return
-        if self.fd is None:
-            return
-        with suppress(OSError):
-            self.path.unlink()  # while locked: a claim that opened it sees it is gone
-        os.close(self.fd)  # drops the lock
-        self.fd = None
+        self.lock.release()
         with suppress(OSError):
             self.folder.rmdir()  # only when empty: other threads may be held
 
 
-def _read_holder(fd: int) -> str:
+def _read_holder(path: Path) -> str:
     """Return what the holder of a lock file wrote in it ("pid 123 on host"), if anything."""
     try:
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
-    except (OSError, AttributeError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
         return ""
+    try:
+        text = os.read(fd, 200).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
     return text if text.startswith("pid ") else ""
 
 

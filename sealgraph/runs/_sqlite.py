@@ -9,7 +9,6 @@ checkpoint store. :class:`GuardedSqliteSaver` turns database errors into
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -23,6 +22,7 @@ from urllib.parse import quote
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sealgraph.errors import CheckpointError
+from sealgraph.outputs import enclosing_index
 from sealgraph.runs._claims import ThreadFileLock
 from sealgraph.runs._serde import ReadGuard, StrictCheckpointSerializer, strict_serializer
 
@@ -37,8 +37,6 @@ LANGGRAPH_TABLES = frozenset({"checkpoints", "writes"})
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _APPLICATION_ID_OFFSET = 68  # byte offset of the application id in the SQLite header
-_INDEX_FORMAT = "sealgraph-index"  # the "format" of an index manifest (sealgraph.index._manifest)
-_INDEX_MANIFEST = "manifest.json"
 _CHECKPOINT_COLUMNS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint"})
 
 
@@ -58,7 +56,7 @@ def connect_sqlite(path: Path, *, timeout_s: float, create: bool = True) -> sqli
     """
     if path.is_dir():
         raise CheckpointError(f"the checkpoint database {path} is a directory; give a file path")
-    index = _enclosing_index(path)
+    index = enclosing_index(path)
     if index is not None:
         raise CheckpointError(_index_message(path, index))
     if not path.exists():
@@ -189,25 +187,6 @@ def _read_schema(path: Path, timeout_s: float) -> tuple[int, list[tuple[str, str
     finally:
         conn.close()
     return app_id, entries, columns
-
-
-def _enclosing_index(path: Path) -> Path | None:
-    """Return the sealgraph index folder holding ``path``, if any."""
-    try:
-        folders = path.expanduser().resolve().parents
-    except (OSError, RuntimeError):
-        return None
-    for folder in folders:
-        manifest = folder / _INDEX_MANIFEST
-        try:
-            if not manifest.is_file():
-                continue
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            continue  # not readable as a manifest: not an index folder we can recognise
-        if isinstance(data, dict) and data.get("format") == _INDEX_FORMAT:
-            return folder
-    return None
 
 
 def _index_message(path: Path, index: Path) -> str:

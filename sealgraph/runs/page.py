@@ -8,7 +8,8 @@ reason, the packing view (budget bar, kept and dropped spans) and the answer wit
 each citation linked to its span, document and character offsets.
 
 The page is safe to open for any corpus: every piece of document, question or
-answer text goes through :func:`html.escape`, and a Content-Security-Policy
+answer text is escaped (:mod:`sealgraph.runs._html`: bidi controls shown as
+escapes, right-to-left text isolated in ``<bdi>``), and a Content-Security-Policy
 forbids every script and every external load (the page uses none: collapsible
 parts are ``<details>``). It opens from disk, prints readably (``@media print``)
 and is deterministic: the same events and state give the same bytes.
@@ -21,18 +22,28 @@ sections into a document.
 
 from __future__ import annotations
 
-import hashlib
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sealgraph.outputs import Inputs, write_output
+from sealgraph.runs._page_loops import _loops_part, _slots_part
+from sealgraph.runs._page_run import (
+    _TERMS,
+    _TEXT_CHARS,
+    _a,
+    _e,
+    _gather,
+    _num,
+    _Run,
+    _shown_title,
+    page_anchor,
+)
+from sealgraph.runs.answer_step import answer_step_section
 from sealgraph.runs.page_branches import branches_part
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
-from sealgraph.text.readable import readable
 
 __all__ = [
     "PAGE_CSP",
@@ -49,101 +60,6 @@ PAGE_CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 """Content-Security-Policy of every page: no script at all, no external load of any kind."""
-
-_SCORE_ROWS = 8  # candidates listed per loop, as in the text timeline
-_FIND_ROWS = 6  # finds listed per micro-query
-_TEXT_CHARS = 4000  # a chunk's text is cut beyond this on the page
-
-_TERMS: tuple[tuple[str, str, str], ...] = (
-    ("gap_coverage", "GapCov", "gap_coverage"),
-    ("corroboration", "Corr", "corroboration"),
-    ("novelty", "Nov", "novelty"),
-    ("redundancy", "Red", "redundancy"),
-)
-"""S(c) terms: (score key, label, weight key in ``config["utility"]``)."""
-
-_REFUSAL_KINDS: tuple[tuple[str, str], ...] = (
-    ("do no harm", "do-no-harm"),
-    ("dwell", "dwell"),
-    ("blocklist", "blocklist"),
-    ("no new candidate", "no candidates"),
-    ("ε", "ε margin"),
-)
-"""Refusal reason badges, by a fragment of the reason the replacement step wrote."""
-
-
-def _e(value: Any) -> str:
-    # Every text that reaches the page passes here (quotes too: it may sit in an attribute).
-    return html.escape(str(value), quote=True)
-
-
-def _shown_title(value: Any) -> str:
-    # A title as a person reads it ("Request Files", not "Request Files { #request-files }"),
-    # escaped like every other text.
-    return _e(readable(str(value)))
-
-
-def page_anchor(prefix: str, kind: str, key: str) -> str:
-    """Return a page id for ``key`` (a chunk id, a path, a question id): ``prefix+kind-slug-hash``.
-
-    Only safe characters, plus a short hash, so that two keys that clean up alike
-    (``a.md#1``, ``a-md-1``) stay apart.
-    """
-    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-")[:60]
-    digest = hashlib.sha1(key.encode("utf-8"), usedforsecurity=False).hexdigest()[:6]
-    return f"{prefix}{kind}-{slug}-{digest}"
-
-
-def _num(value: Any, spec: str = ".3f") -> str:
-    return format(float(value), spec) if isinstance(value, int | float) else "–"
-
-
-@dataclass
-class _Run:
-    """What the page reads from a run, gathered once from its events and state."""
-
-    prefix: str
-    events: list[Mapping[str, Any]]
-    state: Mapping[str, Any]
-    config: Mapping[str, Any]
-    titles: dict[str, str] = field(default_factory=dict)
-    final_ids: list[str] = field(default_factory=list)
-
-    def of_kind(self, *kinds: str) -> list[Mapping[str, Any]]:
-        return [e for e in self.events if e.get("kind") in kinds]
-
-    def chunk_link(self, chunk_id: str) -> str:
-        # A chunk of the final evidence links to its text; an evicted one is named only.
-        title = self.titles.get(chunk_id)
-        label = f'<span class="cid">{_e(chunk_id)}</span>'
-        if title:
-            label = f'<span class="ctitle">{_shown_title(title)}</span> {label}'
-        if chunk_id in self.final_ids:
-            return f'<a href="#{page_anchor(self.prefix, "chunk", chunk_id)}">{label}</a>'
-        return label
-
-
-def _gather(
-    prefix: str,
-    events: Iterable[Mapping[str, Any]],
-    state: Mapping[str, Any],
-    config: Mapping[str, Any] | None,
-) -> _Run:
-    safe = re.sub(r"[^A-Za-z0-9_-]", "-", prefix)  # it starts every id and link of the run
-    run = _Run(safe, list(events), state, dict(config or {}))
-    for item in [*(state.get("packed") or []), *(state.get("citations") or [])]:
-        for cid in item.get("chunk_ids") or [item.get("chunk_id")]:
-            if cid and item.get("title"):
-                run.titles.setdefault(str(cid), str(item["title"]))
-    for item in state.get("evidence") or []:
-        cid = str(item.get("chunk_id", ""))
-        run.titles[cid] = str(item.get("title") or run.titles.get(cid, ""))
-        run.final_ids.append(cid)
-    return run
-
-
-# ---------------------------------------------------------------- document
-
 
 _CSS = """
 :root{--ink:#1d2430;--mute:#5b6472;--line:#d8dde5;--bg:#f6f7f9;--in:#1f7a3f;--inbg:#e3f4e8;
@@ -176,6 +92,7 @@ table.slots td.slot{min-width:150px;max-width:230px}
 td.slot.in{background:var(--inbg);border:2px solid var(--in)}
 td.slot.kept{color:var(--mute)}
 td.low{background:var(--outbg)}
+td.right{background:var(--inbg)}
 .swap{border:1px solid var(--line);border-radius:4px;padding:6px 10px;margin:8px 0;
 break-inside:avoid}
 .swap .arrow{font-weight:700;margin:0 6px}
@@ -212,34 +129,25 @@ def page_document(title: str, body: str) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_a(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body><main>\n{body}\n</main></body></html>\n"
     )
 
 
-def write_page(path: str | os.PathLike[str], text: str) -> Path:
-    """Write a page atomically (a temporary sibling moved into place) and return its path.
+def write_page(path: str | os.PathLike[str], text: str, *, inputs: Inputs | None = None) -> Path:
+    """Write a page through :func:`sealgraph.outputs.write_output` and return its path.
+
+    Args:
+        path: The page file.
+        text: The HTML text.
+        inputs: What the command writing it reads, never replaced by the page.
 
     Raises:
-        InputError: The path is a directory, its folder does not exist, or writing failed.
+        InputError: The target is refused (a file the command reads, inside an
+            index, a link, not a regular file...) or writing failed; nothing changed.
 
     """
-    from sealgraph.errors import InputError
-
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"cannot write {target}: it is a directory")
-    if not target.parent.is_dir():
-        raise InputError(f"cannot write {target}: directory {target.parent} does not exist")
-    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    return write_output(path, text, flag="--html", inputs=inputs)
 
 
 def render_run_page(
@@ -276,13 +184,16 @@ def render_run_page(
 def write_run_page(
     path: str | os.PathLike[str],
     state: Mapping[str, Any],
+    *,
+    inputs: Inputs | None = None,
     **kwargs: Any,
 ) -> Path:
     """Render a run with :func:`render_run_page` (same keywords) and write it to ``path``.
 
-    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page.
+    ``write_run_page("run.html", graph.invoke({"question": q}))`` is a whole run's page;
+    ``inputs`` are files and folders the page must never replace (:func:`write_page`).
     """
-    return write_page(path, render_run_page(state, **kwargs))
+    return write_page(path, render_run_page(state, **kwargs), inputs=inputs)
 
 
 def run_section(
@@ -312,6 +223,7 @@ def run_section(
     parts = [
         _header(run, heading, facts, level),
         _answer_box(run),
+        answer_step_section(run.events, run.state, _e, lambda n: f"#{run.prefix}cite-{n}"),
         _llm_part(run),
         _needs_part(run),
         branches_part(run.events, run.chunk_link),
@@ -452,301 +364,6 @@ def _entity_line(entity: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- slots across loops
 
 
-@dataclass(frozen=True)
-class _Row:
-    """The evidence set after one loop, and what changed in it."""
-
-    loop: int
-    ids: tuple[str, ...]
-    entered: frozenset[str]
-    """Chunks that entered the set in this loop (swapped, filled or appended)."""
-    replaced: Mapping[str, str] = field(default_factory=dict)
-    """Victim of each chunk swapped in during this loop, by the chunk that took its slot."""
-
-
-def _initial_ids(run: _Run) -> list[str]:
-    retrieved = run.of_kind("retrieved")
-    if not retrieved:
-        return []
-    event = retrieved[0]
-    hits = [str(h.get("chunk_id", "")) for h in (event.get("data") or {}).get("hits", [])]
-    k = run.config.get("k")
-    if not isinstance(k, int):
-        match = re.search(r"top-(\d+)", str(event.get("message", "")))
-        k = int(match.group(1)) if match else len(hits)
-    return hits[:k]
-
-
-def _slot_rows(run: _Run) -> list[_Row]:
-    ids = _initial_ids(run)
-    rows = [_Row(0, tuple(ids), frozenset(ids))] if ids else []
-    for call in group_calls(run.events):
-        if call.node != "replace":
-            continue
-        entered: set[str] = set()
-        replaced: dict[str, str] = {}
-        for event in call.events:
-            data = event.get("data") or {}
-            kind, cand = event.get("kind"), data.get("candidate")
-            if kind == "swap" and data.get("victim") in ids and cand:
-                ids[ids.index(data["victim"])] = str(cand)
-                replaced[str(cand)] = str(data["victim"])
-                entered.add(str(cand))
-            elif kind in ("fill", "append") and cand:
-                ids.append(str(cand))
-                entered.add(str(cand))
-        rows.append(_Row(call.loop, tuple(ids), frozenset(entered), replaced))
-    final = tuple(str(s.get("chunk_id", "")) for s in run.state.get("slots") or [])
-    if final and rows and set(final) != set(rows[-1].ids):
-        rows.append(_Row(-1, final, frozenset(final) - set(rows[-1].ids)))
-    return rows
-
-
-def _slots_part(run: _Run) -> str:
-    rows = _slot_rows(run)
-    if not rows:
-        return ""
-    width = max(len(r.ids) for r in rows)
-    head = "".join(f"<th>slot {i + 1}</th>" for i in range(width))
-    body = []
-    for row in rows:
-        label = {0: "0 · search", -1: "final"}.get(row.loop, f"loop {row.loop}")
-        cells = [_slot_cell(run, row, cid) for cid in row.ids]
-        cells += ["<td></td>"] * (width - len(row.ids))
-        body.append(f'<tr class="loop"><th>{_e(label)}</th>{"".join(cells)}</tr>')
-    return (
-        "<h2>Evidence slots across loops</h2>\n"
-        '<p class="mute">One row per loop: the k passages of the evidence set after it. '
-        "A passage that entered in that loop is framed green; its swap is described "
-        "under the loop below.</p>\n"
-        f'<table class="slots"><tr><th>loop</th>{head}</tr>{"".join(body)}</table>'
-    )
-
-
-def _slot_cell(run: _Run, row: _Row, chunk_id: str) -> str:
-    entered = row.loop > 0 and chunk_id in row.entered
-    cls = "slot in" if entered else "slot"
-    mark = ' <span class="badge in">in</span>' if entered else ""
-    victim = row.replaced.get(chunk_id)
-    if victim:
-        mark += (
-            f'<div class="out-of-slot"><span class="badge out">out</span> '
-            f'<s class="cid">{_e(victim)}</s></div>'
-        )
-    return (
-        f'<td class="{cls}" data-chunk="{_e(chunk_id)}" data-loop="{row.loop}">'
-        f"{run.chunk_link(chunk_id)}{mark}</td>"
-    )
-
-
-# ---------------------------------------------------------------- loops
-
-
-def _loops_part(run: _Run) -> str:
-    # Per repair loop: the gaps it chased (assessed at the end of the loop before),
-    # its micro-queries, the candidates' S(c), and the decisions.
-    calls = group_calls(run.events)
-    loops = sorted({c.loop for c in calls if c.node in ("micro_query", "replace")})
-    if not loops:
-        gaps = _gap_list(run, 0)
-        return f"<h2>Repair loops</h2>\n<p>No repair loop ran.</p>{gaps}"
-    parts = ["<h2>Repair loops</h2>", _formula(run)]
-    for loop in loops:
-        of_loop = [e for c in calls if c.loop == loop for e in c.events]
-        parts.append(
-            f'<section class="repair-loop" id="{run.prefix}loop-{loop}"><h3>Loop {loop}</h3>'
-            f"{_gap_list(run, loop - 1)}{_blocked(run, loop)}{_queries(run, of_loop)}"
-            f"{_candidates(run, of_loop)}"
-            f"{_decisions(run, of_loop)}{_stops(of_loop)}</section>"
-        )
-    open_gaps = _gap_list(run, loops[-1])
-    if open_gaps:
-        parts.append(f"<h3>After the last loop</h3>{open_gaps}")
-    return "\n".join(parts)
-
-
-def _formula(run: _Run) -> str:
-    # S(c) with the run's λ weights, when the config is known: how the terms add up.
-    weights = run.config.get("utility") or {}
-    if not weights:
-        return '<p class="mute">S(c) = λ1·GapCov + λ2·Corr + λ3·Nov − λ4·Red</p>'
-    terms = [f"{_num(weights.get(w), 'g')}·{label}" for _, label, w in _TERMS]
-    return (
-        f'<p class="mute">S(c) = {terms[0]} + {terms[1]} + {terms[2]} − {terms[3]}; a swap '
-        f"needs S(c*) &gt; S(victim) + ε and must do no harm.</p>"
-    )
-
-
-def _gap_list(run: _Run, loop: int) -> str:
-    gaps = [e for e in run.of_kind("gap") if int(e.get("loop", 0)) == loop]
-    if not gaps:
-        return ""
-    items = []
-    for event in gaps:
-        data = event.get("data") or {}
-        targets = data.get("targets") or []
-        where = f' <span class="mute">targets: {_e(", ".join(map(str, targets)))}</span>'
-        items.append(
-            f'<li class="gap"><span class="badge warn">{_e(data.get("kind", "gap"))}</span> '
-            f"{_e(data.get('reason') or event.get('message', ''))}{where if targets else ''}</li>"
-        )
-    return f'<div><b>Open gaps</b><ul class="gaps">{"".join(items)}</ul></div>'
-
-
-_NOTHING = '<span class="mute">nothing new</span>'
-
-
-def _blocked(run: _Run, loop: int) -> str:
-    # Passages evicted in earlier loops: blocklisted, so no micro-query brings them back.
-    evicted = [
-        str((e.get("data") or {}).get("victim"))
-        for e in run.of_kind("swap")
-        if int(e.get("loop", 0)) < loop and (e.get("data") or {}).get("victim")
-    ]
-    if not evicted:
-        return ""
-    return (
-        '<div class="blocklist"><b>Blocklist</b> <span class="mute">(evicted earlier, never '
-        f"re-admitted)</span>: {', '.join(run.chunk_link(c) for c in evicted)}</div>"
-    )
-
-
-def _entered(events: Sequence[Mapping[str, Any]]) -> set[str]:
-    return {
-        str((e.get("data") or {}).get("candidate"))
-        for e in events
-        if e.get("kind") in ("swap", "fill", "append")
-    }
-
-
-def _queries(run: _Run, events: Sequence[Mapping[str, Any]]) -> str:
-    queries = [e for e in events if e.get("kind") == "micro_query"]
-    if not queries:
-        return ""
-    entered = _entered(events)
-    rows = []
-    for event in queries:
-        data = event.get("data") or {}
-        found = [str(c) for c in data.get("candidates") or []]
-        # The first finds, and any find that entered the set however low it came.
-        shown = found[:_FIND_ROWS] + [c for c in found[_FIND_ROWS:] if c in entered]
-        finds = ", ".join(
-            run.chunk_link(c) + (' <span class="badge in">in</span>' if c in entered else "")
-            for c in shown
-        )
-        more = len(found) - len(shown)
-        rest = f' <span class="mute">+{more} more</span>' if more > 0 else ""
-        gap = " · ".join(str(data[k]) for k in ("gap_kind", "entity") if data.get(k))
-        rows.append(
-            f'<tr class="micro-query"><td>{_e(data.get("text", ""))}</td>'
-            f'<td>{_e(gap)}</td><td class="n">{len(found)}</td>'
-            f"<td>{finds or _NOTHING}{rest}</td></tr>"
-        )
-    return (
-        "<div><b>Micro-queries</b><table><tr><th>query</th><th>gap</th><th>found</th>"
-        f"<th>top finds</th></tr>{''.join(rows)}</table></div>"
-    )
-
-
-def _score_cells(score: Mapping[str, Any] | None) -> str:
-    if not score:
-        return '<td colspan="5" class="mute">not scored</td>'
-    terms = "".join(f'<td class="n">{_num(score.get(key))}</td>' for key, _, _ in _TERMS)
-    return f'{terms}<td class="n"><b>{_num(score.get("total"))}</b></td>'
-
-
-_TERM_HEAD = "".join(f"<th>{label}</th>" for _, label, _ in _TERMS) + "<th>S(c)</th>"
-
-
-def _candidates(run: _Run, events: Sequence[Mapping[str, Any]]) -> str:
-    found = [e for e in events if e.get("kind") == "candidates"]
-    if not found:
-        return ""
-    data = found[-1].get("data") or {}
-    scores = list(data.get("scores") or [])
-    rows = [
-        f'<tr class="candidate"><td>{run.chunk_link(str(s.get("chunk_id", "")))}</td>'
-        f"{_score_cells(s)}</tr>"
-        for s in scores[:_SCORE_ROWS]
-    ]
-    more = len(scores) - _SCORE_ROWS
-    if more > 0:
-        rows.append(f'<tr><td colspan="6" class="mute">… {more} more candidate(s)</td></tr>')
-    rows += [
-        f'<tr class="incumbent"><td><span class="badge">in E</span> '
-        f"{run.chunk_link(str(s.get('chunk_id', '')))}</td>{_score_cells(s)}</tr>"
-        for s in data.get("incumbents") or []
-    ]
-    return (
-        f"<details><summary><b>Candidates scored</b> ({len(scores)}; best first, then the "
-        f"passages in the set)</summary><table><tr><th>passage</th>{_TERM_HEAD}</tr>"
-        f"{''.join(rows)}</table></details>"
-    )
-
-
-def _refusal_badge(reason: str) -> str:
-    for fragment, label in _REFUSAL_KINDS:
-        if fragment in reason:
-            return f'<span class="badge warn">{_e(label)}</span>'
-    return '<span class="badge warn">refused</span>'
-
-
-def _decisions(run: _Run, events: Sequence[Mapping[str, Any]]) -> str:
-    parts = []
-    for event in events:
-        kind = str(event.get("kind", ""))
-        if kind in ("swap", "refuse"):
-            parts.append(_decision_card(run, kind, event.get("data") or {}))
-        elif kind in ("fill", "append"):
-            data = event.get("data") or {}
-            parts.append(
-                f'<div class="swap {kind}"><span class="badge in">{kind}</span> '
-                f"{run.chunk_link(str(data.get('candidate', '')))} "
-                f'<span class="mute">{_e(data.get("reason", ""))}</span></div>'
-            )
-    return "".join(parts)
-
-
-def _decision_card(run: _Run, kind: str, data: Mapping[str, Any]) -> str:
-    cand, victim = data.get("candidate"), data.get("victim")
-    reason = str(data.get("reason", ""))
-    c_score, v_score = data.get("candidate_score"), data.get("victim_score")
-    swap = kind == "swap"
-    badge = '<span class="badge in">swap</span>' if swap else _refusal_badge(reason)
-    # A refusal changed nothing: its candidate stayed out and its victim in.
-    in_label, out_label = ("in", "out") if swap else ("candidate", "kept")
-    inn = run.chunk_link(str(cand)) if cand else '<span class="mute">no candidate</span>'
-    out = run.chunk_link(str(victim)) if victim else '<span class="mute">no victim</span>'
-    margin = ""
-    if c_score and v_score:
-        diff = float(c_score.get("total", 0.0)) - float(v_score.get("total", 0.0))
-        eps = run.config.get("epsilon")
-        margin = f"S(c*) − S(victim) = {diff:+.3f}" + (f"; ε = {_num(eps, 'g')}" if eps else "")
-    table = ""
-    if c_score or v_score:
-        table = (
-            f"<table><tr><th></th>{_TERM_HEAD}</tr>"
-            f'<tr class="winner"><th>candidate c*</th>{_score_cells(c_score)}</tr>'
-            f'<tr class="victim"><th>victim</th>{_score_cells(v_score)}</tr></table>'
-        )
-    return (
-        f'<div class="swap {kind}" data-candidate="{_e(cand or "")}" '
-        f'data-victim="{_e(victim or "")}">{badge} '
-        f'<span class="badge in">{in_label}</span> {inn}<span class="arrow">⇄</span>'
-        f'<span class="badge out">{out_label}</span> {out}'
-        f'<div class="reason">{_e(reason)}</div>'
-        f'<div class="mute">{_e(margin)}</div>{table}</div>'
-    )
-
-
-def _stops(events: Sequence[Mapping[str, Any]]) -> str:
-    stops = [str(e.get("message", "")) for e in events if e.get("kind") == "stop"]
-    return "".join(f'<div class="stop"><b>stop:</b> {_e(s)}</div>' for s in stops)
-
-
-# ---------------------------------------------------------------- packing
-
-
 def _pack_data(run: _Run) -> Mapping[str, Any]:
     packs = run.of_kind("pack")
     return (packs[-1].get("data") or {}) if packs else {}
@@ -785,7 +402,7 @@ def _budget_bar(kept: Sequence[Mapping[str, Any]], budget: int) -> str:
         return ""
     segments = "".join(
         f'<span style="width:{100 * int(d.get("tokens") or 0) / budget:.2f}%" '
-        f'title="{_e(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
+        f'title="{_a(d.get("span_id", ""))}: {int(d.get("tokens") or 0)} tokens">'
         f"{int(d.get('tokens') or 0)}</span>"
         for d in kept
     )
@@ -862,7 +479,7 @@ def _evidence_part(run: _Run) -> str:
             section += f" · characters [{item['start']}:{item['end']}]"
         parts.append(
             f'<section class="chunk" id="{page_anchor(run.prefix, "chunk", cid)}" '
-            f'data-chunk="{_e(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
+            f'data-chunk="{_a(cid)}"><b>{_shown_title(item.get("title", ""))}</b> '
             f'<span class="cid">{_e(cid)}</span> <span class="mute">{_e(section)} · '
             f"document {_e(item.get('doc_id', ''))} · entered in loop "
             f"{_e(item.get('inserted_loop', 0))}</span>"

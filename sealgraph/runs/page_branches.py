@@ -9,15 +9,12 @@ passages it kept, the gaps its gate left open and why it stopped; then the merge
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sealgraph.runs._page_run import _e
+
 __all__ = ["branches_part"]
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _row(data: Mapping[str, Any], chunk_link: Callable[[str], str]) -> str:

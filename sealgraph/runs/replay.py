@@ -22,7 +22,36 @@ from sealgraph.errors import InputError
 from sealgraph.runs.branches import snapshot_at, thread_branches
 from sealgraph.runs.threads import OVERRIDES_KEY, stream_run
 
-__all__ = ["EvidenceChange", "EvidenceDiff", "ReplayResult", "diff_evidence", "fork_run"]
+__all__ = [
+    "SETTING_NODES",
+    "EvidenceChange",
+    "EvidenceDiff",
+    "ReplayResult",
+    "diff_evidence",
+    "fork_run",
+    "unreached_settings",
+]
+
+_LOOP = frozenset({"assess", "micro_query", "replace"})
+SETTING_NODES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("k", frozenset({"search", "replace"})),
+    ("retrieval.", frozenset({"search", "micro_query"})),
+    ("max_loops", _LOOP),
+    ("epsilon", _LOOP),
+    ("dwell", _LOOP),
+    ("replacement", _LOOP),
+    ("micro_query_k", frozenset({"micro_query"})),
+    ("max_micro_queries", frozenset({"micro_query"})),
+    ("utility.", _LOOP),
+    ("budget", frozenset({"pack"})),
+    ("tokenizer_model", frozenset({"pack"})),
+    ("pack.", frozenset({"pack"})),
+    ("min_answerability", frozenset({"generate"})),
+    ("decline_unseen_names", frozenset({"generate"})),
+)
+"""The nodes each setting (a key, or a ``prefix.``) acts at. ``k`` sets the initial top-k
+at search; replace only fills a set that holds fewer than k passages. Settings not listed
+(``llm.*``, ``lexicon``) act at every node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +136,8 @@ class ReplayResult:
     """Final state values of the fork."""
     diff: EvidenceDiff = field(repr=False)
     """Where the evidence and the answer differ."""
+    warnings: tuple[str, ...] = ()
+    """Changed settings that act (in part) at nodes the fork does not run again."""
 
 
 def _recorded(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,6 +199,7 @@ def fork_run(
         "metadata": metadata,
         "configurable": dict(fork_config["configurable"]),
     }
+    warnings = unreached_settings(overrides, _reachable(graph, tuple(start.next)), step)
     stream_run(graph, None, run_config, on_node=on_node)
     before = dict(main.end.values)
     end = graph.get_state({"configurable": {"thread_id": thread_id}})  # the fork just written
@@ -186,4 +218,51 @@ def fork_run(
         before=before,
         after=after,
         diff=diff,
+        warnings=tuple(warnings),
     )
+
+
+def _reachable(graph: Any, start: Sequence[str]) -> frozenset[str]:
+    """Nodes the graph can run from ``start`` (the fork's next nodes) on, by its edges."""
+    edges: dict[str, set[str]] = {}
+    for edge in graph.get_graph().edges:
+        edges.setdefault(edge.source, set()).add(edge.target)
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(edges.get(node, ()))
+    return frozenset(seen)
+
+
+def unreached_settings(
+    overrides: Mapping[str, Any], reachable: frozenset[str], step: int
+) -> list[str]:
+    """Say which changed settings act at nodes a fork from ``step`` does not run again.
+
+    A replay from a later step keeps what the earlier nodes did: ``--from 3 --set k=5``
+    keeps the run's initial top-k (``k`` acts at search), so its evidence changes only
+    where a repair loop fills the set. One line per such setting, naming the nodes.
+    """
+    lines = []
+    for key in sorted(overrides):
+        nodes = next((n for name, n in SETTING_NODES if key == name or key.startswith(name)), None)
+        if nodes is None:
+            continue
+        missed = sorted(nodes - reachable)
+        if not missed:
+            continue
+        where = ", ".join(missed)
+        if nodes <= set(missed):
+            lines.append(
+                f"{key} acts only at {where}, which ran before step {step}: "
+                "the fork cannot change with it (replay --from 0 to run it again)"
+            )
+        else:
+            lines.append(
+                f"{key} acts at {where}, which ran before step {step}: the fork keeps what "
+                f"{where} did (replay --from 0 to run it again with {key})"
+            )
+    return lines

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sealgraph.runs.threads import stream_run, unpinned
+from sealgraph.runs.threads import has_work_left, stream_run, unpinned
 from sealgraph.runs.timeline import state_json, state_view
 
 __all__ = ["PROMPT", "StepOutcome", "run_stepwise"]
@@ -75,8 +75,12 @@ def run_stepwise(
     to_the_end = False
     while True:
         snapshot = graph.get_state(current)
-        if not snapshot.next:
+        if not has_work_left(snapshot):
             return StepOutcome(finished=True)
+        if not snapshot.next:  # a node's writes wait (its process was killed): apply them
+            stream_run(graph, None, current, on_node=on_node, interrupt_before="*")
+            current = unpinned(config)
+            continue
         if to_the_end:
             stream_run(graph, None, current, on_node=on_node)
             current = unpinned(config)

@@ -224,12 +224,15 @@ def build_run_graph(
     overrides: Mapping[str, Any] | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     trusted: bool = True,
+    config: SealConfig | None = None,
 ):
     """Build the graph of a run: its index, reasoner and base config.
 
     ``trusted``: the overrides are the user's own (flags, the server's
     environment); False for overrides read from data, which may not import a
-    lexicon module (see :meth:`SealConfig.from_dict`).
+    lexicon module (see :meth:`SealConfig.from_dict`). ``config``: the run's config
+    already made from its overrides (the command line validates them once, before
+    anything runs); then ``overrides`` are not read again.
 
     Raises:
         ConfigError: Bad overrides.
@@ -238,7 +241,8 @@ def build_run_graph(
     """
     from sealgraph.graph.builder import build_graph
 
-    config = SealConfig().override(dict(overrides or {}), trusted=trusted)
+    if config is None:
+        config = SealConfig().override(dict(overrides or {}), trusted=trusted)
     if isinstance(index, (str, os.PathLike)):
         from sealgraph.index import load_index
 
@@ -392,6 +396,16 @@ def unpinned(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` without a pinned checkpoint id: reads then see the thread's newest checkpoint."""
     configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
     return {**dict(config), "configurable": configurable}
+
+
+def has_work_left(snapshot: Any) -> bool:
+    """Whether a run's state still has work: a next node, or a task whose writes wait.
+
+    A process killed after a node's writes were saved but before the checkpoint that
+    applies them leaves a snapshot whose ``next`` is empty and whose ``tasks`` are not:
+    the run is not finished, and continuing it applies those writes and goes on.
+    """
+    return bool(snapshot.next or snapshot.tasks)
 
 
 def stream_run(

@@ -1,4 +1,4 @@
-"""Render a run's audit trail (its ``seal_log`` events) for people.
+r"""Render a run's audit trail (its ``seal_log`` events) for people.
 
 Pure functions over plain event dicts and state dicts, so they work the same on
 a live stream, on a finished run and on a checkpoint read back from a database:
@@ -12,6 +12,10 @@ a live stream, on a finished run and on a checkpoint read back from a database:
 * :func:`render_answer`: the answer with numbered citations;
 * :func:`state_view`: the compact view of the state a node is about to read,
   shown by ``--step``.
+
+Ids, titles, paths and messages come from documents and run databases, so every
+line these functions compose from them passes :func:`sealgraph.terminal.one_line`:
+a chunk id holding a newline is shown as ``\n``, never as a second line.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from sealgraph.runs.answer_step import answer_step_lines
+from sealgraph.terminal import one_line
 
 __all__ = [
     "NodeCall",
@@ -218,7 +225,7 @@ def _with_fallbacks_and_stops(main: str, events: Sequence[Mapping[str, Any]]) ->
 def progress_line(node: str, events: Sequence[Mapping[str, Any]]) -> str:
     """Return the line ``ask`` prints to stderr when ``node`` finishes: ``"[step] node: summary"``."""
     step = int(events[0].get("step", 0)) if events else 0
-    return f"[{step}] {node}: {node_summary(node, events)}"
+    return one_line(f"[{step}] {node}: {node_summary(node, events)}")
 
 
 def step_lines(events: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -243,10 +250,12 @@ def render_answer(result: Mapping[str, Any], *, snippet_width: int = 160) -> str
         lines.append("")
         lines.append("Citations:")
         for c in citations:
-            lines.append(f"  [{c.get('n')}] {c.get('title', '')} ({c.get('chunk_id', '')})")
+            lines.append(
+                one_line(f"  [{c.get('n')}] {c.get('title', '')} ({c.get('chunk_id', '')})")
+            )
             text = snippet(c.get("text", ""), snippet_width)
             if text:
-                lines.append(f"      {text}")
+                lines.append(one_line(f"      {text}"))
     return "\n".join(lines)
 
 
@@ -352,7 +361,7 @@ def _answer_lines(kind: str, message: str, data: Mapping[str, Any]) -> list[str]
         lines.append(f"           {verdict}; answerability {float(score):.2f}")
     if data.get("missing"):
         lines.append(f"           missing: {data['missing']}")
-    return lines
+    return lines + answer_step_lines(data.get("answer_step"))
 
 
 _EventRenderer = Callable[[str, str, Mapping[str, Any]], list[str]]
@@ -393,9 +402,9 @@ def render_timeline(
     """
     lines: list[str] = []
     if title:
-        lines.append(title)
+        lines.append(one_line(title))
     if question:
-        lines.append(f"question: {question}")
+        lines.append(one_line(f"question: {question}"))
     if lines:
         lines.append("")
     calls = group_calls(events)
@@ -404,12 +413,12 @@ def render_timeline(
         extra = f", {_plural(llm, 'LLM call')}" if llm else ""
         lines.append(f"step {call.step} · {call.node} (loop {call.loop}, {call.ms:.1f} ms{extra})")
         for event in call.events:
-            lines.extend("  " + line for line in _event_lines(event))
+            lines.extend("  " + one_line(line) for line in _event_lines(event))
     if not calls:
         lines.append("(no events)")
     if answer is not None:
         lines.append("")
-        lines.append(f"final answer: {answer}")
+        lines.append(one_line(f"final answer: {answer}"))
     return "\n".join(lines)
 
 
@@ -435,7 +444,7 @@ def state_view(values: Mapping[str, Any], node: str) -> str:
         lines.append(f"config overrides: {json.dumps(overrides, sort_keys=True)}")
     view = _NODE_VIEWS.get(node, _keys_view)
     lines.extend(view(values))
-    return "\n".join("  " + line for line in lines)
+    return "\n".join("  " + one_line(line) for line in lines)
 
 
 def _evidence_line(values: Mapping[str, Any]) -> str:

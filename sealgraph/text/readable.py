@@ -24,6 +24,11 @@ _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
 # Python-Markdown's attribute lists on headings and blocks: "{ #anchor }", "{: .class }".
 _ATTRIBUTES = re.compile(r"\{:?\s*[#.][^{}\n]*\}")
+# Links and images whose text holds inline code ("[`GzipMiddleware`](../x.md#gzip)"), read
+# left to right so that a link written inside inline code stays code.
+_FENCE = re.compile(r"(```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z))", re.DOTALL)
+_INLINE = re.compile(r"(`[^`\n]+`)|!?\[((?:[^\[\]\n`]|`[^`\n]+`)+)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
 _SPACES = re.compile(r"[ \t]+")
@@ -46,10 +51,20 @@ def readable(text: str) -> str:
     if not text:
         return text
     text = _COMMENT.sub(" ", text)
+    text = _unwrap_links(text)
     parts = _CODE.split(text)
     # split() with one group: odd positions are the code spans, kept as they are.
     out = [part if i % 2 else _prose(part) for i, part in enumerate(parts)]
     return "".join(out).strip()
+
+
+def _unwrap_links(text: str) -> str:
+    """Replace each link and image outside code by its text (inline code in it kept)."""
+    parts = _FENCE.split(text)
+    return "".join(
+        part if i % 2 else _INLINE.sub(lambda m: m.group(1) or m.group(2), part)
+        for i, part in enumerate(parts)
+    )
 
 
 def _prose(text: str) -> str:
@@ -59,4 +74,5 @@ def _prose(text: str) -> str:
     text = _ATTRIBUTES.sub("", text)
     text = _STRONG.sub(r"\2", text)
     text = _EMPHASIS.sub(r"\1", text)
+    text = _UNDERSCORE.sub(r"\1", text)
     return _SPACES.sub(" ", html.unescape(text))

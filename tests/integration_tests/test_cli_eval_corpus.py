@@ -224,21 +224,32 @@ def test_split_halves_partition_the_questions(data):
     assert not seen["a"] & seen["b"]
 
 
-def test_an_index_built_from_the_folder_stands_in_for_it(data):
+def test_an_index_built_from_the_folder_stands_in_for_it(data, capsys):
     tmp, corpus, questions = data
     index_dir = tmp / "idx"
     assert main(["index", str(corpus), "--index", str(index_dir), "--embedder", "none"]) == 0
     with_folder, with_index = tmp / "folder.json", tmp / "index.json"
+    capsys.readouterr()
+    # eval --corpus finds the index `sealgraph index` built of that folder with the same
+    # settings, and says so, instead of building one of its own.
     assert run_eval(questions, with_folder, "--corpus", corpus, "--methods", METHODS) == 0
+    assert f"using the index at {index_dir.resolve()}" in capsys.readouterr().err
+    assert not (tmp / "cache" / "eval-index").exists()
     assert run_eval(questions, with_index, "--index", index_dir, "--methods", METHODS) == 0
     a, b = json.loads(with_folder.read_text()), json.loads(with_index.read_text())
     assert b["index"]["path"] == str(index_dir)
     assert b["corpus_dir"] is None
     assert deterministic_part(a) == deterministic_part(b)
-    # The same folder again: the cached index is reused and the numbers repeat.
-    again = tmp / "again.json"
+    # A file changed since: that index no longer holds the folder, so eval builds its own
+    # (once: the same folder again reuses the cached one, and the numbers repeat).
+    (corpus / "kestrel_foods.md").write_text(REPORT + "\nA third bakery opened in 2022.\n")
+    changed, again = tmp / "changed.json", tmp / "again.json"
+    assert run_eval(questions, changed, "--corpus", corpus, "--methods", METHODS) == 0
+    assert "using the index at" not in capsys.readouterr().err
     assert run_eval(questions, again, "--corpus", corpus, "--methods", METHODS) == 0
-    assert deterministic_part(json.loads(again.read_text())) == deterministic_part(a)
+    assert deterministic_part(json.loads(again.read_text())) == deterministic_part(
+        json.loads(changed.read_text())
+    )
     cached = [p for p in (tmp / "cache" / "eval-index").iterdir() if not p.name.startswith(".")]
     assert len(cached) == 1
 

@@ -143,3 +143,32 @@ def test_killed_run_resumes_to_the_same_result_without_duplicated_events(
     expected = json.loads(out)
     for key in ("answer", "citations", "evidence", "context", "loops", "gaps"):
         assert result[key] == expected[key], key
+
+
+@pytest.mark.parametrize("kept", [1, 2], ids=["input-only", "after-the-first-step"])
+def test_a_run_killed_between_a_nodes_writes_and_its_checkpoint_resumes(
+    tiny_index, tmp_path, capsys, monkeypatch, kept
+):
+    # A kill can land after a node's writes are saved and before the checkpoint that
+    # applies them: the last checkpoint then shows no next node, only a task whose
+    # writes wait. Cut a finished run's database back to that moment.
+    import sqlite3
+
+    monkeypatch.setenv("SEALGRAPH_DATA_DIR", str(tmp_path / "data"))
+    db = tmp_path / "runs.sqlite"
+    code, out, err = cli(
+        capsys, "ask", QUESTION, "--index", str(tiny_index.path), "--db", str(db),
+        "--thread", "t", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    finished = json.loads(out)
+    with sqlite3.connect(db) as conn:
+        ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints ORDER BY 1")]
+        for gone in ids[kept:]:
+            conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (gone,))
+            conn.execute("DELETE FROM writes WHERE checkpoint_id = ?", (gone,))
+    code, out, err = cli(capsys, "resume", "t", "--db", str(db), "--json")
+    assert code == 0, err
+    resumed = json.loads(out)
+    assert resumed["answer"] and resumed["answer"] == finished["answer"]
+    assert resumed["evidence"] == finished["evidence"]

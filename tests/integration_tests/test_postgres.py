@@ -26,6 +26,10 @@ from sealgraph.cli import main
 
 pytestmark = pytest.mark.slow
 
+# The postgres extra (pip install 'sealgraph[postgres]'): without it these tests skip.
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+pytest.importorskip("langgraph.checkpoint.postgres", reason="the postgres extra is not installed")
+
 REPO = Path(__file__).resolve().parents[2]
 SEALGRAPH = (sys.executable, "-m", "sealgraph")
 QUESTIONS = {

@@ -154,3 +154,30 @@ def test_replay_of_unknown_thread_is_a_clear_error(run, capsys):
     code = main(["replay", "ghost", "--db", db, "--from", "0"])
     assert code != 0
     assert "unknown thread 'ghost'" in capsys.readouterr().err
+
+
+def test_a_setting_that_acts_before_the_fork_is_named_in_a_warning(run, capsys):
+    db, _ = run
+    out, err = replay(db, capsys, "--from", "3", "--set", "k=1", "--set", "budget=300")
+    assert out["warnings"] == [
+        "k acts at search, which ran before step 3: the fork keeps what search did "
+        "(replay --from 0 to run it again with k)"
+    ]
+    assert f"sealgraph: warning: {out['warnings'][0]}" in err
+    # From the search on, every setting can act: no warning.
+    out, err = replay(db, capsys, "--from", "0", "--set", "k=1")
+    assert out["warnings"] == [] and "warning" not in err
+
+
+def test_unreached_settings_name_the_nodes_a_fork_does_not_run():
+    from sealgraph.runs.replay import unreached_settings
+
+    later = frozenset({"generate"})
+    lines = unreached_settings(
+        {"budget": 300, "min_answerability": 0.2, "llm.model": "m"}, later, 7
+    )
+    assert lines == [
+        "budget acts only at pack, which ran before step 7: the fork cannot change with it "
+        "(replay --from 0 to run it again)"
+    ]
+    assert unreached_settings({"budget": 300}, frozenset({"pack", "generate"}), 6) == []

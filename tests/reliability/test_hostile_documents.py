@@ -516,3 +516,39 @@ def test_a_refused_file_is_one_clear_line_naming_the_file(tmp_path):
     assert run_cli(*args, "--index", str(tmp_path / "b")).code == 0
     unknown = run_cli(*args, "--index", str(tmp_path / "c"), "--limit", "bogus=1")
     assert unknown.code != 0 and "unknown limit 'bogus'" in unknown.err
+
+
+def test_xlsx_of_a_million_rows_over_the_cell_limit_is_refused_before_parsing(
+    tmp_path, monkeypatch
+):
+    # 1,000,000 rows of 3 values: 3,000,000 cells against the default 2,000,000. The
+    # values are counted in the raw XML first; the sheet is never parsed (it took
+    # 44 s to reach the limit row by row).
+    import sealgraph.ingest.loaders.office as office
+
+    row = (
+        '<row r="{0}"><c r="A{0}"><v>{0}</v></c><c r="B{0}"><v>1</v></c>'
+        '<c r="C{0}" t="inlineStr"><is><t>x</t></is></c></row>'
+    )
+    batches = (  # 10,000 rows a write
+        "".join(row.format(i) for i in range(start, start + 10_000))
+        for start in range(1, 1_000_001, 10_000)
+    )
+    data = xlsx_bytes(batches)
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("the sheet was parsed")
+
+    monkeypatch.setattr(office._SheetReader, "rows", never)
+    with pytest.raises(LoadError, match=r"more than 2,000,000 cells \(the limit max_cells"):
+        load_xlsx(source(tmp_path / "t.xlsx", data))
+
+
+def test_xlsx_values_are_counted_with_namespace_prefixes_and_empty_cells_free(tmp_path):
+    prefixed = (f'<x:row r="{i}"><x:c r="A{i}"><x:v>{i}</x:v></x:c></x:row>' for i in range(50))
+    data = xlsx_bytes(prefixed)
+    with pytest.raises(LoadError, match=r"more than 40 cells"):
+        load_xlsx(source(tmp_path / "t.xlsx", data, max_cells=40))
+    # Styled cells without a value count nothing.
+    empty = (f'<row r="{i}"><c r="A{i}" s="1"/><c r="B{i}"><v>{i}</v></c></row>' for i in range(50))
+    assert load_xlsx(source(tmp_path / "t.xlsx", xlsx_bytes(empty), max_cells=50)).text

@@ -108,7 +108,7 @@ def test_indexing_a_new_file_adds_it_to_the_index(tmp_path):
     result = run_cli("index", str(note), "--index", str(idx), "--embedder", "none")
     assert result.code == 0, result.err
     assert "indexed 6 documents" in result.out
-    assert "(1 added, 0 updated, 5 kept)" in result.out
+    assert "(1 added, 0 updated, 0 unchanged, 5 kept)" in result.out
     index = load_index(idx)
     assert index.n_docs == 6
     assert index.search_lexical("zebra", 1)[0].chunk_id == "newnote.md#0"
@@ -123,14 +123,16 @@ def test_indexing_a_known_document_updates_it_and_reuses_vectors(tmp_path, hash_
     embedded = hash_embedder.documents_embedded
     port = docs / "port_ellis.md"
     port.write_text(port.read_text().replace("lighthouse", "observatory"))
-    # The same folder again: every document is updated, only the changed chunk embedded.
+    # The same folder again: the changed document is updated, the others are unchanged,
+    # only the changed chunk is embedded.
     index = build_index(docs, idx, embedder=hash_embedder, warn=quiet)
     counts = index.manifest["counts"]
     assert (counts["documents_added"], counts["documents_updated"], counts["documents_kept"]) == (
         0,
-        5,
+        1,
         0,
     )
+    assert counts["documents_unchanged"] == 4
     assert hash_embedder.documents_embedded == embedded + 1
     assert counts["vectors_reused"] == first.n_chunks - 1
     assert index.search_lexical("observatory", 1)[0].chunk_id == "port_ellis.md#0"
@@ -360,7 +362,7 @@ def test_load_index_restores_an_index_parked_by_a_crashed_build(tmp_path):
     warnings: list[str] = []
     assert load_index(idx, warn=warnings.append).n_docs == 5
     assert any("restored the index" in w for w in warnings), warnings
-    assert listing(tmp_path) == [".idx.lock", "docs", "idx"]
+    assert listing(tmp_path) == ["docs", "idx"]
 
 
 # --- 6. tracebacks become clear errors -------------------------------------------------------------

@@ -22,6 +22,8 @@ import pytest
 from support.cli import REPO
 from support.fakes import write_tiny_docs
 
+from sealgraph.config import SealConfig
+
 pytestmark = pytest.mark.slow
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
@@ -115,7 +117,7 @@ def test_langgraph_dev_serves_a_run_with_an_empty_context(server):
     )
     assert "__error__" not in out, out
     assert out["answer"]
-    assert len(out["evidence"]) == 3  # the default k
+    assert len(out["evidence"]) == SealConfig().k  # the default k
     assert out["seal_log"][-1]["kind"] == "answer"
 
 
@@ -151,13 +153,36 @@ def test_langgraph_dev_clients_order_bounded_work_and_import_nothing(server):
         out = _post(f"{server}/runs/wait", {"assistant_id": "sealgraph", **body})
         # The server hides the message from the client; its log has it.
         assert out.get("__error__", {}).get("error") == "ConfigError", out
-    # The input holds the question only: a "config" there is not read at all.
+    # The input's own config is honoured within the same bounds.
     out = _post(
         f"{server}/runs/wait",
         {"assistant_id": "sealgraph", "input": {"question": QUESTION, "config": {"k": 1}}},
     )
     assert "__error__" not in out, out
-    assert len(out["evidence"]) == 3
+    assert len(out["evidence"]) == 1
+    out = _post(
+        f"{server}/runs/wait",
+        {"assistant_id": "sealgraph", "input": {"question": QUESTION, "config": {"k": 500}}},
+    )
+    assert out.get("__error__", {}).get("error") == "ConfigError", out
     text = log.read_text(errors="replace")
     assert "a run may not change 'lexicon'" in text
     assert "The Zen of Python" not in text
+
+
+@pytest.mark.parametrize(
+    "context",
+    [{"reasoner": "llm"}, {"index": "/etc"}, {"indx": 1}, {"config": "k=2"}],
+    ids=["reasoner", "index", "unknown-field", "config-text"],
+)
+def test_a_context_a_client_cannot_send_is_refused_before_any_node_runs(server, context):
+    out = _post(
+        f"{server}/runs/wait",
+        {"assistant_id": "sealgraph", "input": {"question": QUESTION}, "context": context},
+    )
+    error = out.get("__error__", {})
+    # A client error of sealgraph's own, not a crash inside a node (AttributeError...).
+    assert error.get("error") in ("InputError", "ConfigError"), out
+    assert "Traceback" not in json.dumps(out)
+    log = server_log_path().read_text(errors="replace")
+    assert "AttributeError" not in log

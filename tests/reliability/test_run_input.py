@@ -85,3 +85,33 @@ def test_a_parent_graphs_own_context_does_not_reach_sealgraph(index):
     builder.add_edge("sealgraph", END)
     out = builder.compile().invoke({"question": QUESTION}, context=ParentContext("ada"))
     assert out["answer"] == build_graph(index=index).invoke({"question": QUESTION})["answer"]
+
+
+def test_the_inputs_own_config_is_honoured_within_the_run_allow_list(index):
+    from sealgraph.errors import ConfigError
+
+    graph = build_graph(index=index, config={"k": 3})
+    out = graph.invoke({"question": QUESTION, "config": {"k": 2}})
+    assert len(out["evidence"]) == 2  # honoured, not ignored
+    # With a context of its own too, the input's settings come last.
+    out = graph.invoke(
+        {"question": QUESTION, "config": {"k": 1}}, context={"config": {"max_loops": 0}}
+    )
+    assert len(out["evidence"]) == 1 and out["loops"] == 0
+    for config in ({"k": 500}, {"lexicon": "this:x"}, {"kk": 1}, "k=2"):
+        with pytest.raises(ConfigError):
+            graph.invoke({"question": QUESTION, "config": config})
+
+
+@pytest.mark.parametrize(
+    ("context", "needle"),
+    [
+        ({"reasoner": "llm"}, "reasoner must be a reasoner object built in Python"),
+        ({"index": "/etc"}, "needs a sealgraph index"),
+        ({"indx": "typo"}, "unknown run context field 'indx'"),
+    ],
+)
+def test_a_context_a_client_cannot_send_is_refused_where_it_is_made(index, context, needle):
+    # LangGraph makes the context from the client's dict before any node runs.
+    with pytest.raises(InputError, match=needle):
+        build_graph(index=index).invoke({"question": QUESTION}, context=context)

@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.cli import assert_clear_error, run_cli, snapshot
+from support.cli import assert_clear_error, run_cli, small_tmpfs, snapshot
+from support.documents import write_pages
 from support.fakes import write_tiny_docs
 
 from sealgraph.config import SealConfig
@@ -381,43 +382,21 @@ def test_a_module_path_in_sealgraph_lexicon_is_the_users_choice(tmp_path):
 @pytest.fixture
 def small_disk(tmp_path):
     """A 2 MB tmpfs (needs root and mount rights: skipped elsewhere)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
-
-
-def _big_corpus(folder: Path, n_files: int, paragraphs: int) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n_files):
-        body = "\n\n".join(
-            f"Paragraph {j} of page {i} says that item {i}-{j} was shipped to depot {j % 17}."
-            for j in range(paragraphs)
-        )
-        (folder / f"page{i:03d}.md").write_text(f"# Page {i}\n\n{body}\n")
-    return folder
 
 
 def test_a_full_disk_during_a_build_or_an_add_is_a_clear_error(small_disk, tmp_path):
-    small = _big_corpus(tmp_path / "small", 3, 5)
+    small = write_pages(tmp_path / "small", 3, 5)
     index_dir = small_disk / "idx"
     built = run_cli("index", str(small), "--index", str(index_dir), "--embedder", "none")
     assert built.code == 0, built.err
     before = snapshot(index_dir)
-    big = _big_corpus(tmp_path / "big", 40, 400)  # ~1.3 MB of text: its index cannot fit
+    big = write_pages(tmp_path / "big", 40, 400)  # ~1.3 MB of text: its index cannot fit
     result = run_cli("index", str(big), "--index", str(index_dir), "--embedder", "none")
     assert_clear_error(result, "no space left", str(small_disk), "MB")
     assert snapshot(index_dir) == before  # the old index is intact ...
-    assert sorted(p.name for p in small_disk.iterdir()) == [".idx.lock", "idx"]  # no leftovers
+    assert sorted(p.name for p in small_disk.iterdir()) == ["idx"]  # no leftovers
     answer = run_cli(
         "ask",
         "Where was item 1-2 shipped?",
@@ -449,7 +428,7 @@ def test_a_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch):
             raise error
 
         monkeypatch.setattr(build.DocstoreWriter, "add", fail)
-        with pytest.raises(build.DiskFullError, match=r"no space left in .* needs about"):
+        with pytest.raises(build.DiskFullError, match=r"no space left in .* it needs"):
             build_index(docs, tmp_path / "idx", embedder="none")
         assert not (tmp_path / "idx").exists()
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx.building")]
@@ -548,12 +527,11 @@ def test_a_run_config_is_an_allow_list_with_caps(tiny_index):
         {"question": "Who designed the Lumen Lamp?"}, context={"config": {"k": 2}}
     )
     assert len(result["evidence"]) == 2
-    for context in (
-        {"config": {"llm.base_url": "http://attacker.invalid"}},
-        SealContext(config={"k": 500}),
-    ):
-        with pytest.raises(ConfigError, match="a run"):
-            graph.invoke({"question": "x?"}, context=context)
+    with pytest.raises(ConfigError, match="a run"):
+        graph.invoke({"question": "x?"}, context={"config": {"llm.base_url": "http://x.invalid"}})
+    # A value out of bounds is refused where the context is made, before the graph runs.
+    with pytest.raises(ConfigError, match="a run's k must be a number from 1 to 50"):
+        SealContext(config={"k": 500})
 
 
 # --- a run database is data: it cannot choose where an LLM run sends the key -----------------

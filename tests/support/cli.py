@@ -12,8 +12,12 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,3 +73,51 @@ def snapshot(directory: Path) -> dict[str, str]:
                 path.read_bytes()
             ).hexdigest()
     return sums
+
+
+@contextmanager
+def small_tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """Mount a tmpfs of ``size`` (``"2m"``, ``"64k"``) on a new folder ``mount``; unmount after.
+
+    Needs root and mount rights: the test is skipped elsewhere.
+    """
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``sealgraph ARGS`` in this process: ``(exit code, stdout, stderr)``.
+
+    An exception escaping the command (a traceback for the user) fails the test.
+    """
+    from sealgraph.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def eval_argv(questions: Path, *extra: str, methods: str = "flat-bm25") -> list[str]:
+    """``eval`` of ``questions`` with ``methods``, lexical only, without a progress bar."""
+    return [
+        "eval",
+        "--questions",
+        str(questions),
+        "--methods",
+        methods,
+        "--embedder",
+        "none",
+        "--no-progress",
+        *extra,
+    ]

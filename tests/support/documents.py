@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["write_pdf"]
+__all__ = ["deep_folder", "remove_deep_folder", "write_pages", "write_pdf"]
 
 
 def write_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
@@ -39,3 +40,55 @@ def write_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> P
     with path.open("wb") as handle:
         writer.write(handle)
     return path
+
+
+def write_pages(folder: Path, n_files: int, paragraphs: int) -> Path:
+    """Write ``n_files`` Markdown pages of ``paragraphs`` shipping facts each (sizes for disks)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n_files):
+        body = "\n\n".join(
+            f"Paragraph {j} of page {i} says that item {i}-{j} was shipped to depot {j % 17}."
+            for j in range(paragraphs)
+        )
+        (folder / f"page{i:03d}.md").write_text(f"# Page {i}\n\n{body}\n")
+    return folder
+
+
+def deep_folder(root: Path, depth: int) -> Path:
+    """Write ``root/top.md`` and, ``depth`` folders ``d`` down, ``bottom.md``; return ``root``.
+
+    Made with relative steps (``dir_fd``): each call's path stays short however deep.
+    Remove it with :func:`remove_deep_folder` (``shutil.rmtree``, and so pytest's own
+    clean-up of old temporary folders, recurses and fails on it).
+    """
+    root.mkdir()
+    (root / "top.md").write_text("# Top\n\nThe top page names the Orbit project.\n")
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        leaf = os.open("bottom.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, b"# Bottom\n\nThe Orbit project is led by Ada Brightwater.\n")
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    return root
+
+
+def remove_deep_folder(root: Path) -> None:
+    """Remove the chain of ``d`` folders under ``root``, without recursion.
+
+    Each step moves the level below up one and removes one level.
+    """
+    while (root / "d").is_dir():
+        for entry in (root / "d").iterdir():
+            if entry.name != "d":
+                entry.unlink()
+        if (root / "d" / "d").is_dir():
+            (root / "d" / "d").rename(root / "next")
+        (root / "d").rmdir()
+        if (root / "next").is_dir():
+            (root / "next").rename(root / "d")

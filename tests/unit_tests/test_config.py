@@ -12,7 +12,7 @@ from sealgraph.errors import ConfigError, SealgraphError
 
 def test_defaults_are_valid_and_documented():
     cfg = SealConfig()
-    assert cfg.k == 3 and cfg.max_loops == 3 and cfg.replacement
+    assert cfg.k == 5 and cfg.max_loops == 3 and cfg.replacement
     assert cfg.epsilon >= 0 and cfg.dwell >= 0
     assert SealConfig.from_dict(None) == cfg
     assert SealConfig.from_dict({}) == cfg
@@ -91,7 +91,7 @@ def test_override_into_free_form_dict_fields():
 def test_override_does_not_mutate_the_original():
     cfg = SealConfig()
     cfg.override({"k": "9"})
-    assert cfg.k == 3
+    assert cfg.k == 5
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ import re
 import tomllib
 from typing import Any
 
+from sealgraph.ingest.loaders._commonmark import code_lines, split_lines
 from sealgraph.ingest.loaders.base import Loaded, Source, WarnFn, escape_markdown, json_safe
 
 __all__ = [
@@ -265,7 +266,6 @@ _MARKDOWN_HTML_RE = re.compile(
 _TITLED_ELEMENTS = frozenset({"abbr", "acronym", "dfn"})
 _TAG_NAME_RE = re.compile(r"<(/?)([A-Za-z]+)")
 _TITLE_RE = re.compile(r"\stitle\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
-_FENCE_TOGGLE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 
 
 def markdown_without_html(text: str) -> str:
@@ -275,7 +275,8 @@ def markdown_without_html(text: str) -> str:
     ``&mdash;`` references are markup, not text: indexed, they are words no one
     searches for, and they show in the passages an answer quotes. The text between
     tags is kept, and an ``<abbr>``'s or ``<dfn>``'s title follows its text in
-    brackets ("MDN (Mozilla Developer Network)": a reader sees it too); code fences and inline code are left exactly as written; a line
+    brackets ("MDN (Mozilla Developer Network)": a reader sees it too); code blocks (as
+    CommonMark reads them: :mod:`._commonmark`) and inline code are left exactly as written; a line
     that held only markup is dropped. A page without any is returned unchanged, so
     its offsets are the file's (an evaluation aligns the others with their file).
     """
@@ -283,25 +284,14 @@ def markdown_without_html(text: str) -> str:
         return text
     out: list[str] = []
     prose: list[str] = []
-    fence = ""
-    for line in text.splitlines(keepends=True):
-        opening = _FENCE_TOGGLE_RE.match(line)
-        if fence:
-            out.append(line)
-            if (
-                opening is not None
-                and opening.group(1).startswith(fence)
-                and not line[opening.end() :].strip()
-            ):
-                fence = ""
-            continue
-        if opening is not None:
+    # Which lines are code is CommonMark's to say (fences, indented code, code in lists).
+    for line, is_code in zip(split_lines(text), code_lines(text), strict=True):
+        if is_code:
             out.append(_markdown_prose("".join(prose)))
             prose = []
             out.append(line)
-            fence = opening.group(1)
-            continue
-        prose.append(line)
+        else:
+            prose.append(line)
     out.append(_markdown_prose("".join(prose)))
     return "".join(out)
 

@@ -21,8 +21,11 @@ every part is unpacked through a counter of the bytes it really yields (the size
 an archive declares can lie), a Word file's XML elements are counted before
 python-docx builds its trees, and a workbook's sheets are read as a stream, one
 row at a time, keeping only the cells a row really holds (a row written as one
-cell in column XFD costs one cell, not 16,384). A file past a limit is refused
-with an error that names the limit.
+cell in column XFD costs one cell, not 16,384). Before the sheets are parsed, the
+values they hold and the shared strings are counted in the raw XML at the speed
+of a byte search (:func:`_count_values`), so a workbook past ``max_cells`` is
+refused at once rather than after minutes of parsing. A file past a limit is
+refused with an error that names the limit.
 """
 
 from __future__ import annotations
@@ -332,6 +335,7 @@ def load_xlsx(source: Source) -> Loaded:
         try:
             book = _Workbook(archive)
             cells = _Budget(limits, "max_cells", "sheets and shared strings hold")
+            _count_values(archive, book, cells)
             strings = book.shared_strings(cells)
             dates, durations = book.date_styles(
                 BUILTIN_FORMATS, is_date_format, is_timedelta_format
@@ -366,6 +370,37 @@ def load_xlsx(source: Source) -> Loaded:
     if not parts:
         return Loaded("", title or None, metadata, "no values in any sheet")
     return Loaded("\n".join(parts), title or None, metadata)
+
+
+# The start tag of a cell's value (<v>), inline string (<is>) or shared string (<si>),
+# with or without a namespace prefix; never an end tag.
+_VALUE_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(?:v|is|si)[\s/>]")
+_VALUE_TAG_MAX = 64  # longest match kept across two blocks (a prefix name is short)
+
+
+def _count_values(archive: _Archive, book: _Workbook, cells: _Budget) -> None:
+    """Refuse at once a workbook whose sheets and shared strings hold more than ``max_cells``.
+
+    Counts the start tags of values and strings in each part's unpacked bytes, a
+    block at a time (a regex search, without parsing): an upper bound of the
+    cells the parse counts one by one, so this never refuses what the parse would
+    accept, except cells that are written with an empty value. The bytes are
+    counted against ``max_unpacked_bytes`` as the parse's are.
+    """
+    budget = _Budget(cells.limits, cells.name, cells.what)
+    unpacked = archive.unpacked
+    parts = [path for _, path in book.sheets]
+    if book.strings_path and book.strings_path in archive.names:
+        parts.append(book.strings_path)
+    for part in parts:
+        tail = b""
+        with archive.open(part) as stream:
+            while chunk := stream.read(_CHUNK):
+                block = tail + chunk
+                seen = len(_VALUE_TAG.findall(block)) - len(_VALUE_TAG.findall(tail))
+                budget.spend(seen)
+                tail = block[-_VALUE_TAG_MAX:]
+    archive.unpacked = unpacked  # the parse counts the same bytes again, as they come
 
 
 def _local(tag: str) -> str:

@@ -17,10 +17,12 @@ from sealgraph.reasoning.answer._context import TOKEN, Context, Sentence
 from sealgraph.reasoning.answer._kind import in_heads
 from sealgraph.reasoning.answer._types import ComposedAnswer
 from sealgraph.reasoning.answer._values import (
+    asks_now,
     name_candidates,
     nearest,
     relation_positions,
     sentence_values,
+    superseded,
 )
 from sealgraph.text.lexicon import active, stem
 from sealgraph.text.names import YEAR_RE, fold, normalize_name
@@ -49,10 +51,19 @@ def _best_for(
     found = _entity_sentences(ctx, key)
     if not found:
         return None
-    best = max(found, key=lambda s: (ctx.coverage(s.terms) + 0.1 * len(extra & s.terms), -s.order))
+    best = max(found, key=lambda s: (_covered(ctx, s) + 0.1 * len(extra & s.terms), -s.order))
     if not require:
         return best
-    return best if ctx.coverage(best.terms) > 0 or not ctx.relation else None
+    return best if _covered(ctx, best) > 0 or not ctx.relation else None
+
+
+def _covered(ctx: Context, s: Sentence) -> float:
+    """Return a sentence's relation coverage, its title's and heading's words with it.
+
+    An item under "Tidepool Event Stream > Main consumers" states that it consumes
+    from Tidepool.
+    """
+    return ctx.coverage(s.terms | terms(s.title) | terms(s.heading))
 
 
 def value_kind(question: str) -> str:
@@ -108,11 +119,15 @@ def _described_referent(ctx: Context, option: str) -> tuple[str, Sentence] | Non
     if not m:
         return None
     role = stem(fold(m.group(1)))
+    now = asks_now(q)
     best: tuple[int, str, Sentence] | None = None
     for s in _entity_sentences(ctx, normalize_name(option)):
         if role not in s.terms:
             continue
         cands = name_candidates(ctx, s, "person", {ctx.canon(normalize_name(option))}, "")
+        if now:
+            # "The lead of X" is X's lead now: not "its first lead, Y, left in 2019".
+            cands = [(p, n) for p, n in cands if not superseded(s.text, p, n)]
         pick = nearest(
             cands, [t.start() for t in TOKEN.finditer(s.text) if stem(fold(t.group(0))) == role]
         )
@@ -237,7 +252,7 @@ def _yes_no_stated(
     support: list[Sentence] = []
     for key in targets:
         s = _best_for(ctx, key, others)
-        if s is None or ctx.coverage(s.terms) < 0.5:
+        if s is None or _covered(ctx, s) < 0.5:
             if s is not None:
                 support.append(s)
             return build_answer(ctx, "yes_no", "", support, 0.0) if support else None

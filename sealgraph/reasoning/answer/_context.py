@@ -8,6 +8,7 @@ rare they are in the context.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -17,11 +18,12 @@ from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.packing.scoring import boilerplate_reason, name_spans, phrase, terms
 from sealgraph.reasoning.answer._kind import asked_terms
 from sealgraph.reasoning.answer._types import SpanText
-from sealgraph.text.chunking import split_sentences
-from sealgraph.text.lexicon import WORD_RE, active
+from sealgraph.reasoning.answer._units import ROW_LINE, read_units
+from sealgraph.text.lexicon import WORD_RE, active, stem
 from sealgraph.text.names import YEAR_RE, fold, normalize_name
+from sealgraph.text.readable import readable
 
-__all__ = ["TOKEN", "Context", "Sentence", "date_parts"]
+__all__ = ["ROW_LINE", "TOKEN", "Context", "Sentence", "date_parts"]
 
 TOKEN = WORD_RE  # the one tokenizer's pattern, on unfolded text
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -29,7 +31,10 @@ _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 
 @dataclass(slots=True)
 class Sentence:
-    """A cited sentence of the context, its terms and phrase, and the names it holds."""
+    """A cited unit of the context (a sentence, list item, table row or code block).
+
+    With its terms and phrase, and the names it holds.
+    """
 
     n: int
     doc_id: str
@@ -40,40 +45,50 @@ class Sentence:
     phrase: str
     names: list[tuple[int, str]] = field(default_factory=list)
     mentions: set[str] = field(default_factory=set)
+    kind: str = "sentence"
+    """``sentence``, ``item``, ``row`` or ``code`` (:mod:`._units`)."""
+    heading: str = ""
+    """The heading the unit is under: the span's own, else its innermost section's."""
+    path: str = ""
+    """Every heading above the unit, its document's title first, as a person reads them."""
 
 
 def _clean(text: str) -> str:
     return " ".join(_LIST_MARK.sub("", text).split())
 
 
-ROW_LINE = re.compile(r"[^:;()\[\]\n]{1,60}: [^;\n]*(?:; [^:;()\[\]\n]{1,60}: [^;\n]*)+")
-"""A table row as the loaders write it: ``Header: value; Header: value`` (two cells or more)."""
-
-
-def _units(raw: str) -> list[str]:
-    """Split a block of table rows into one sentence per row; return any other block whole."""
-    lines = [line.strip() for line in raw.split("\n") if line.strip()]
-    if len(lines) > 1 and all(ROW_LINE.fullmatch(line) for line in lines):
-        return lines
-    return [raw]
-
-
 def _sentences(spans: Sequence[SpanText]) -> list[Sentence]:
     out: list[Sentence] = []
     for s in spans:
-        for a, b in split_sentences(s.text):
-            for raw in _units(s.text[a:b].strip()):
-                if not raw or raw.startswith("#"):
-                    continue
-                if boilerplate_reason(raw) in ("front matter", "links", "pointer"):
-                    continue
-                text = _clean(raw)
-                if not text:
-                    continue
-                out.append(
-                    Sentence(s.n, s.doc_id, s.title, text, len(out), terms(text), phrase(text))
+        # The span's innermost section heading (else its title's): what its units are
+        # about when no heading line of its own precedes them.
+        section = readable((s.section or s.title).rpartition(" > ")[2])
+        path = readable(" > ".join(p for p in (s.title, s.section) if p))
+        for unit in read_units(s.text):
+            if unit.kind != "code" and boilerplate_reason(unit.text) in _NOT_CONTENT:
+                continue
+            text = unit.text if unit.kind == "code" else _clean(unit.text)
+            if not text:
+                continue
+            heading = readable(unit.heading) or section
+            out.append(
+                Sentence(
+                    s.n,
+                    s.doc_id,
+                    s.title,
+                    text,
+                    len(out),
+                    terms(text) | synonym_keys(text),
+                    phrase(text),
+                    kind=unit.kind,
+                    heading=heading,
+                    path=path,
                 )
+            )
     return out
+
+
+_NOT_CONTENT = ("front matter", "links", "pointer")
 
 
 class Context:
@@ -87,8 +102,9 @@ class Context:
         self.long_form: dict[str, str] = {}
         self._read_names(spans)
         self.anchors, self.anchor_docs = self._anchors()
-        self.q_terms = terms(needs.question)
-        self.relation = terms(" ".join(needs.relation_terms)) or frozenset()
+        self.q_terms = terms(needs.question) | synonym_keys(needs.question)
+        relation = " ".join(needs.relation_terms)
+        self.relation = (terms(relation) | synonym_keys(relation)) or frozenset()
         self.asked = asked_terms(needs.question) & (self.relation | self.q_terms)
         self.q_months, self.q_years = date_parts(without_entities(needs))
 
@@ -232,6 +248,33 @@ class Context:
         if tkey in a.mentions and tkey not in self.anchors and a.doc_id != b.doc_id:
             shared.add(tkey)
         return shared
+
+
+def synonym_keys(text: str) -> frozenset[str]:
+    """Keys of the lexicon's synonym groups that ``text`` states a member of.
+
+    A group's key is its first member's stem: "went live" gives "launch", so a
+    sentence and a question stating one relation in different words share a term.
+    """
+    groups = active().reader.synonyms
+    if not groups:
+        return frozenset()
+    stems = [stem(fold(w)) for w in TOKEN.findall(text)]
+    joined = " " + " ".join(stems) + " "
+    return frozenset(
+        key for key, members in _stemmed_groups(groups) if any(m in joined for m in members)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _stemmed_groups(
+    groups: tuple[tuple[str, ...], ...],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for group in groups:
+        members = tuple(" " + " ".join(stem(fold(w)) for w in m.split()) + " " for m in group)
+        out.append((members[0].strip(), members))
+    return tuple(out)
 
 
 def date_parts(text: str) -> tuple[frozenset[str], frozenset[str]]:

@@ -53,4 +53,6 @@ def row_answer(ctx: Context, kind: str) -> ComposedAnswer | None:
     if best is None:
         return None
     _, _, sentence, value = best
+    if len(value) > 2 and value[0] == value[-1] == "`":
+        value = value[1:-1]  # a cell written as code: its text is the value
     return build_answer(ctx, kind, value, [sentence], 0.8)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["ComposedAnswer", "GapLike", "OfflineAnswer", "SpanText"]
+__all__ = ["AnswerStep", "ComposedAnswer", "GapLike", "OfflineAnswer", "SpanText"]
 
 
 class GapLike(Protocol):
@@ -26,6 +26,9 @@ class SpanText:
     """Document title."""
     text: str
     """Span text."""
+    section: str = ""
+    """The headings the span is under, joined by ``" > "`` ("" when untagged): what
+    its units are about when its text does not show the heading."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,27 @@ class OfflineAnswer:
     """Citation numbers of the spans it was read from."""
     confidence: float
     """0..1 heuristic confidence."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerStep:
+    """How the offline answer was chosen: what a person reads on the run page."""
+
+    route: str
+    """Which way answered: ``reader``, ``chain``, ``compare``, ``polar``, ``row``,
+    ``parts`` or ``declined``."""
+    why: str
+    """One line: why that way (and that unit) won."""
+    held: float
+    """The least share of a part's word weight that one unit states together (the
+    combination the decline reads), in [0, 1]."""
+    parts: tuple[dict[str, Any], ...] = ()
+    """Per asked part: its text, the answer value it asks for, and its best candidate
+    units with their scores and features (JSON-safe)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the step as JSON-safe data (the trace's ``answer_step``)."""
+        return {"route": self.route, "why": self.why, "held": self.held, "parts": list(self.parts)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +87,5 @@ class ComposedAnswer:
     """The expected answer kind (see :func:`answer_kind`)."""
     confidence: float = 0.0
     """0..1 heuristic confidence of the short answer."""
+    step: AnswerStep | None = None
+    """How the answer was chosen (None for an answer built outside the composer)."""

@@ -76,11 +76,25 @@ def name_candidates(
             continue
         if kind == "place" and not in_place:
             continue
-        out.append((pos, name))
+        out.append(_without_opener(s.text, pos, name))
     if head and kind in ("entity", "place", "organization"):
         # "In which office": grow "Lisbon" to the context's "Lisbon Office".
         return [(p, _expand(ctx, n, head)) for p, n in out]
     return out
+
+
+def _without_opener(text: str, pos: int, name: str) -> tuple[int, str]:
+    """Drop a sentence's capitalised first word joined to a name by a lower-case word.
+
+    "Owns the Ledgerline Billing Service." opens with a verb, capitalised by its
+    place, not as part of the name.
+    """
+    words = name.split(" ")
+    opens = pos == 0 or text[:pos].rstrip().endswith((".", ":", ";", "!", "?"))
+    if not opens or len(words) < 3 or not words[1].islower():
+        return pos, name
+    rest = " ".join(words[2:])
+    return pos + len(words[0]) + len(words[1]) + 2, rest
 
 
 def _agent_of_asked(ctx: Context, text: str, pos: int) -> bool:

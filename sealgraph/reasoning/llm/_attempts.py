@@ -56,6 +56,7 @@ from sealgraph.reasoning.llm._structured import (
     messages_for,
     read_reply,
 )
+from sealgraph.reasoning.llm.waits import waiting
 from sealgraph.reasoning.stream import AnswerStream, AsyncAnswerStream, internal, with_callback
 
 M = TypeVar("M", bound=BaseModel)
@@ -168,7 +169,7 @@ class StepRunner:
         """Call the model: the one sync call point (:meth:`_acall` is the async one)."""
         method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        with self._limits(step, seconds):
+        with self._limits(step, seconds), waiting(step.step.value, run.calls, seconds):
             return runnable.invoke(messages, config)
 
     async def _acall(
@@ -177,7 +178,7 @@ class StepRunner:
         """Await the model (``ainvoke``): the one async call point."""
         method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        with self._limits(step, seconds):
+        with self._limits(step, seconds), waiting(step.step.value, run.calls, seconds):
             return await runnable.ainvoke(messages, config)
 
     # --- one attempt -----------------------------------------------------------------------

@@ -27,7 +27,7 @@ from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import MAX_HOPS, QuestionNeeds
 from sealgraph.model import Step
 from sealgraph.prompts import fence, passages_block, prompt_example, prompt_messages, unfence
-from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.answer import AnswerAids, SpanText
 from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome, Verdict
 from sealgraph.reasoning.llm._convert import facts_from, needs_from
 from sealgraph.reasoning.llm._request import StepRequest
@@ -223,6 +223,7 @@ def generate_request(
     needs: QuestionNeeds,
     spans: Sequence[SpanText],
     gaps: Sequence[Gap],
+    aids: AnswerAids | None = None,
 ) -> StepRequest[Any, Any] | StepOutcome[GeneratedAnswer]:
     """Return the generate step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.generate`).
 
@@ -253,7 +254,7 @@ def generate_request(
         Step.GENERATE,
         AnswerOut,
         convert,
-        lambda: offline.generate(needs, spans, gaps),
+        lambda: offline.generate(needs, spans, gaps, aids=aids),
         check,
         needs.question,  # the answer streams as text
         question=fence(needs.question),

@@ -11,7 +11,7 @@ from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds
-from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.answer import AnswerAids, SpanText
 from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
 from sealgraph.reasoning.llm import _steps
 from sealgraph.reasoning.llm._attempts import StepRunner
@@ -223,6 +223,7 @@ class LLMReasoner:
         *,
         time_left: float | None = None,
         budget: LLMBudget | None = None,
+        aids: AnswerAids | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """One generation call, under one answer contract.
 
@@ -232,7 +233,7 @@ class LLMReasoner:
         span and no number that is not one. A rejected answer is retried with the
         reason, then the offline answer is used.
         """
-        step = _steps.generate_request(self.offline, needs, spans, gaps)
+        step = _steps.generate_request(self.offline, needs, spans, gaps, aids)
         return self._runner.run(step, time_left, budget)
 
     async def agenerate(
@@ -243,7 +244,8 @@ class LLMReasoner:
         *,
         time_left: float | None = None,
         budget: LLMBudget | None = None,
+        aids: AnswerAids | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """:meth:`generate`, awaiting the model (``ainvoke``)."""
-        step = _steps.generate_request(self.offline, needs, spans, gaps)
+        step = _steps.generate_request(self.offline, needs, spans, gaps, aids)
         return await self._runner.arun(step, time_left, budget)

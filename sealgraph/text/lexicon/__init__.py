@@ -87,6 +87,7 @@ from typing import Any, TypeVar
 
 from sealgraph.errors import ConfigError
 from sealgraph.text.lexicon._periods import PeriodWords
+from sealgraph.text.lexicon._reader import ReaderWords
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -443,6 +444,9 @@ class Lexicon:
     periods: PeriodWords | None = field(default=None, metadata={"counted": False})
     """How reporting periods are written, and questions over a set of them
     (:class:`PeriodWords`); None: periods are not read."""
+    reader: ReaderWords = field(default=ReaderWords(), metadata={"counted": False})
+    """Answer-type and structure cues and relation synonyms of the offline reader
+    (:class:`~sealgraph.text.lexicon._reader.ReaderWords`)."""
 
     def __post_init__(self) -> None:
         local = threading.local()  # PyStemmer objects must not be shared between threads

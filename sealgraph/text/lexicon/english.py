@@ -11,6 +11,7 @@ import re
 from types import MappingProxyType
 
 from sealgraph.text.lexicon import Lexicon, PeriodWords
+from sealgraph.text.lexicon._reader import ReaderWords
 
 
 def _w(text: str) -> frozenset[str]:
@@ -46,6 +47,11 @@ _REPORTED_HEADS = _w(
     "expenditures spending costs assets liabilities debt equity inventory inventories cash "
     "flows profit profits losses growth performance financials report reports filing filings "
     "statement statements policies policy"
+)
+# Words that open a question (after a comma: a second part of it).
+_ASKING_OPENERS = (
+    "what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|has|"
+    "have|had|will|would|should|shall|may"
 )
 _DETERMINERS = _w("the a an this these those its his her their our your")
 
@@ -297,11 +303,7 @@ ENGLISH = Lexicon(
         r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may)\b",
         re.I,
     ),
-    asking_re=re.compile(
-        r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|"
-        r"did|can|could|has|have|had|will|would|should|shall|may|in what|in which)\b",
-        re.I,
-    ),
+    asking_re=re.compile(rf"\?\s*$|^\s*(?:{_ASKING_OPENERS}|in what|in which)\b", re.I),
     clause_end_re=re.compile(
         r"\s*[;:]\s+|(?<=[.!?])\s+(?=(?:What|Which|Who|Whom|Whose|When|Where|Why|How|Is|Are|"
         r"Was|Were|Do|Does|Did|Can|Could|Has|Have|Had|Will|Would|Should)\b)"
@@ -523,5 +525,44 @@ ENGLISH = Lexicon(
         r"(?:(?:fiscal|financial|calendar)\s+)?(?:year\s+)?)?((?:19|20)\d{2})\b"
     ),
     periods=PERIODS,
+    reader=ReaderWords(
+        version_heads=_w("version versions release releases"),
+        number_heads=_w("code codes port ports"),
+        code_heads=_w(
+            "decorator function method class parameter argument option setting variable "
+            "header attribute field module package library command flag key property keyword "
+            "exception endpoint"
+        ),
+        time_units=_w(
+            "millisecond milliseconds ms second seconds sec secs minute minutes min mins hour "
+            "hours day days week weeks month months year years"
+        ),
+        measure_units=_w("byte bytes kb mb gb tb kib mib gib tib ms px percent"),
+        duration_words=_w("long often"),
+        default_words=_w("default defaults"),
+        subject_pronouns=_w("i we you they he she it one"),
+        condition_words=_w("if when unless whenever while once after before since"),
+        # "Defaults to `500`", "Default: 2", "(default: `auto`)", "the default is 30".
+        default_re=re.compile(
+            r"\b(?:defaults? (?:to|is|value is)|default(?: value)?:|default =)\s*"
+            r"(`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;()]+(?: (?:"
+            r"seconds?|minutes?|hours?|days?|bytes?|[kKmMgG]i?B))?)",
+            re.IGNORECASE,
+        ),
+        procedure_re=re.compile(
+            r"^\s*(?:how (?:do|can|could|should|would|may|might) (?:i|we|you|one)\b|how to\b)",
+            re.IGNORECASE,
+        ),
+        part_split_re=re.compile(rf"[,;]\s*(?:and|but|or)\s+(?=(?:{_ASKING_OPENERS})\b)", re.I),
+        # Only relations a sentence states in other words with the same meaning; words
+        # with a second, unrelated sense ("ship", "run", "found") are left out.
+        synonyms=(
+            ("launch", "go live", "went live", "gone live", "goes live", "roll out", "debut"),
+            ("add", "introduce"),
+            ("remove", "drop"),
+            ("acquire", "buy", "purchase"),
+            ("establish", "set up", "incorporate"),
+        ),
+    ),
 )
 """The English lexicon (the default of :func:`sealgraph.text.lexicon.active`)."""

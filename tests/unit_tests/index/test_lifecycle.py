@@ -123,7 +123,9 @@ def test_a_changed_file_is_chunked_again_and_only_new_text_embedded(tmp_path):
     before = embedder.documents_embedded
     updated = build_index(docs, idx, embedder=embedder, warn=quiet)
     counts = updated.manifest["counts"]
-    assert (counts["documents_added"], counts["documents_updated"]) == (0, 5)
+    # One file changed: one document updated, the four others given again unchanged.
+    assert (counts["documents_added"], counts["documents_updated"]) == (0, 1)
+    assert counts["documents_unchanged"] == 4
     lamp_chunks = updated.doc_chunks("products/lumen_lamp.md")
     assert len(lamp_chunks) == len(first.doc_chunks("products/lumen_lamp.md")) + 1
     assert "12,000 units" in lamp_chunks[-1].text
@@ -148,10 +150,11 @@ def test_indexing_the_same_folder_again_embeds_nothing(tmp_path, capsys):
     assert embedder.documents_embedded == 10
     counts = again.manifest["counts"]
     assert (counts["documents_updated"], counts["vectors_reused"], counts["vectors_new"]) == (
-        5,
+        0,
         10,
         0,
     )
+    assert (counts["documents_unchanged"], counts["documents_added"]) == (5, 0)
 
 
 def test_replace_rebuilds_from_the_given_files_only(tmp_path):
@@ -196,7 +199,7 @@ def test_remove_a_file_keeps_the_other_vectors_without_embedding(tmp_path):
     assert index.search_lexical("receipt", 3) == []
     assert index.search_dense("harbour town lighthouse", 1)[0].chunk_id == "port_ellis.md#0"
     assert load_index(idx).n_docs == 4  # what is on disk verifies and loads
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]  # nothing left beside it
+    assert siblings(idx) == ["docs", "idx"]  # nothing left beside it
 
 
 def test_remove_a_deleted_file_a_folder_and_a_document_id(tmp_path):
@@ -301,7 +304,7 @@ def test_a_failed_remove_keeps_the_index(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         remove_documents(idx, [docs / "handbook.md"], warn=quiet)
     assert snapshot(idx) == before
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]
+    assert siblings(idx) == ["docs", "idx"]
 
 
 def test_remove_takes_its_turn_on_the_build_lock(tmp_path):
@@ -335,7 +338,7 @@ def test_deleted_files_stay_with_a_warning_unless_pruned(tmp_path, capsys):
 
     code, out, err = run_cli(capsys, "index", str(docs), "--index", str(idx), "--prune")
     assert code == 0, err
-    assert "(0 added, 4 updated, 1 kept, 1 removed)" in out
+    assert "(0 added, 0 updated, 4 unchanged, 1 kept, 1 removed)" in out
     index = load_index(idx)
     assert "port_ellis.md" not in {doc_id for doc_id, _ in index.titles()}
     assert "outside.md" in {doc_id for doc_id, _ in index.titles()}  # not under docs/: kept
@@ -410,7 +413,7 @@ def test_an_interrupted_dense_build_resumes_where_it_stopped(tmp_path, monkeypat
         0,
     )
     assert any("resuming an interrupted build: 4 of the 10 chunks" in w for w in warnings)
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]  # the kept batches are gone
+    assert siblings(idx) == ["docs", "idx"]  # the kept batches are gone
     clean = build_index(docs, tmp_path / "clean", embedder=HashEmbedder(), warn=quiet)
     ids = [c.chunk_id for c in clean.iter_chunks()]
     assert [c.chunk_id for c in index.iter_chunks()] == ids
@@ -459,7 +462,7 @@ def test_a_build_killed_with_sigkill_resumes(tmp_path):
     index = build_index(docs, idx, embedder=embedder, warn=warnings.append)
     assert embedder.documents_embedded == 4 and index.n_chunks == 10
     assert index.manifest["counts"]["vectors_resumed"] == 6
-    assert siblings(idx) == [".idx.lock", "docs", "idx"]
+    assert siblings(idx) == ["docs", "idx"]
     assert any("interrupted build" in w for w in warnings)
 
 

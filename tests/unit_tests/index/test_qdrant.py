@@ -416,7 +416,12 @@ def test_a_live_write_lease_is_waited_for_and_a_dead_one_taken_over(tmp_path):
 
 
 def test_the_command_line_takes_an_address(tmp_path, capsys, monkeypatch):
+    import sealgraph.cli._env as env
+
     monkeypatch.setenv("SEALGRAPH_DATA_DIR", str(tmp_path / "data"))
+    # The command line refuses qdrant+memory:// (the collection would die with the
+    # process); in this one test process it outlives each command, as a server's would.
+    monkeypatch.setattr(env, "refuse_in_memory", lambda value, args: None)
     docs = write_tiny_docs(tmp_path / "docs")
     address = _address()
     assert main(["index", str(docs), "--index", address, "--embedder", "none"]) == 0
@@ -496,13 +501,26 @@ def test_an_add_with_other_chunk_settings_is_refused_unless_it_replaces():
     ("address", "needle"),
     [
         ("qdrant://127.0.0.1:9/idx", "cannot read the Qdrant collection qdrant://127.0.0.1:9/idx"),
-        ("qdrant+memory://never-built", "the Qdrant collection does not exist"),
+        ("qdrant+memory://never-built", "a qdrant+memory:// collection lives in one process"),
     ],
 )
 def test_an_index_that_cannot_be_read_is_a_one_line_error(address, needle, tmp_path, capsys):
     code = main(["ask", "Who?", "--index", address, "--db", str(tmp_path / "runs.sqlite")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1 and needle in err[0], err
+
+
+def test_the_command_line_refuses_an_in_memory_address(tmp_path, capsys):
+    docs = write_tiny_docs(tmp_path / "docs")
+    for argv in (
+        ["index", str(docs), "--index", "qdrant+memory://gone"],
+        ["info", "--index", "qdrant+memory://gone"],
+    ):
+        code = main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1, err
+        assert f"{argv[0]} cannot use qdrant+memory://gone" in err[0]
+    assert not (tmp_path / "qdrant+memory:").exists()
 
 
 def test_reads_page_through_the_collection(twins, monkeypatch):

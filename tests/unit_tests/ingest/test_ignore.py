@@ -153,3 +153,63 @@ def test_too_many_patterns_or_a_huge_ignore_file_is_a_clear_error(tmp_path):
     (root / ".sealgraphignore").write_bytes(b"#" * (256 * 1024 + 1))
     with pytest.raises(InputError, match="larger than 256 KiB"):
         load_documents(root)
+
+
+# --- the same verdicts as git's own gitignore matching -------------------------------------
+
+_PARTS = ["a", "b", "ab", "*", "?", "**", "[ab]", "a*", "*b", "x"]
+_NAMES = ["a", "b", "ab", "ba", "x", "bb"]
+
+
+def _random_pattern(rng) -> str:
+    text = "/".join(rng.choice(_PARTS) for _ in range(rng.randint(1, 3)))
+    text = ("/" if rng.random() < 0.25 else "") + text + ("/" if rng.random() < 0.25 else "")
+    return ("!" if rng.random() < 0.15 else "") + text
+
+
+def _random_tree(root: Path, rng) -> list[str]:
+    """Make a few random files (and their folders) under ``root``; return every entry."""
+    entries: set[str] = set()
+    for _ in range(6):
+        parts = [rng.choice(_NAMES) for _ in range(rng.randint(1, 3))]
+        path = root.joinpath(*parts)
+        if path.exists() or any(root.joinpath(*parts[:i]).is_file() for i in range(1, len(parts))):
+            continue  # something already stands where a folder or this file would go
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+        entries.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return sorted(entries)
+
+
+def test_patterns_leave_out_what_git_leaves_out(tmp_path):
+    # Random patterns (anchored, folder-only, negated, *, ?, [..], **) over random trees,
+    # judged by `git check-ignore`: a path is left out when it or a folder above it is.
+    import random
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    rng = random.Random(31)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for _ in range(120):
+        for entry in tmp_path.iterdir():
+            if entry.name != ".git":
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        patterns = [_random_pattern(rng) for _ in range(rng.randint(1, 3))]
+        (tmp_path / ".gitignore").write_text("\n".join(patterns) + "\n")
+        entries = _random_tree(tmp_path, rng)
+        git = subprocess.run(
+            ["git", "-C", str(tmp_path), "check-ignore", "--no-index", *entries],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        by_git = set(git.stdout.split())
+        rules = IgnoreRules(patterns)
+        for entry in entries:
+            parts = entry.split("/")
+            ours = any(
+                rules.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))
+            ) or rules.ignored(entry, is_dir=(tmp_path / entry).is_dir())
+            assert ours == (entry in by_git), (patterns, entry)

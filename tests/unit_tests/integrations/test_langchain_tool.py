@@ -105,12 +105,13 @@ def test_make_tool_refuses_a_langchain_store_or_retriever(kind):
 @pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
 def test_graph_as_tool_works_with_a_plain_question(graph, tool):
     # LangChain's own conversion of the plain compiled graph (no subclass, no class
-    # swap): the input schema is the question alone, so the tool takes just that.
+    # swap): the input schema is the question and the run's bounded settings, and
+    # LangChain's conversion asks for every key of it (make_tool asks for the question).
     assert type(graph) is CompiledStateGraph
     as_tool = graph.as_tool()
     assert as_tool.name == "sealgraph"
-    assert set(as_tool.args) == {"question"}
-    result = as_tool.invoke({"question": QUESTION})
+    assert set(as_tool.args) == {"question", "config"}
+    result = as_tool.invoke({"question": QUESTION, "config": {}})
     direct = json.loads(tool.invoke({"question": QUESTION}))
     assert result["answer"] == direct["answer"]
     assert [c["chunk_id"] for c in result["citations"]] == [
@@ -122,7 +123,7 @@ def test_graph_as_tool_works_with_a_plain_question(graph, tool):
 
 def test_graph_copies_keep_as_tool(graph):
     configured = graph.with_config(tags=["x"])
-    assert set(configured.as_tool().args) == {"question"}
+    assert set(configured.as_tool().args) == {"question", "config"}
 
 
 @pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")

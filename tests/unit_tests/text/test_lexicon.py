@@ -260,7 +260,7 @@ def test_a_stale_index_is_refreshed_without_embedding(tmp_path, hash_embedder):
     assert index.manifest["lexical"]["tokenizer_version"] == ENGLISH.tokenizer_version
     assert [h.chunk_id for h in index.search_lexical("led", 1)] == ["guild#0"]
     assert load_index(path, embedder=hash_embedder).n_chunks == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.lock", "idx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
 
 def test_cli_index_without_paths_refreshes_the_lexical_part(tmp_path, capsys):

@@ -310,6 +310,34 @@ def test_the_markdown_loader_indexes_the_page_without_its_html(tmp_path):
     assert "<b>kept</b> &amp;" in doc.text
 
 
+def test_code_is_what_commonmark_reads_as_code():
+    page = (
+        "A paragraph <b>bold</b>.\n\n"
+        "    <i>four spaces after a blank line: indented code</i>\n\n"
+        "- an item <b>bold</b>\n\n"
+        "  ````html\n  <b>fenced in the item</b>\n  ```\n  <i>still code: that fence is short</i>\n"
+        "  ````\n\n"
+        "    <i>in the item, four spaces: a paragraph of it, not code</i>\n\n"
+        "~~~\n<b>tilde fence</b>\n```\n<b>a backtick line does not close it</b>\n~~~\n"
+        "<b>after</b>\n"
+    )
+    assert markdown_without_html(page) == (
+        "A paragraph bold.\n\n"
+        "    <i>four spaces after a blank line: indented code</i>\n\n"
+        "- an item bold\n\n"
+        "  ````html\n  <b>fenced in the item</b>\n  ```\n  <i>still code: that fence is short</i>\n"
+        "  ````\n\n"
+        "    in the item, four spaces: a paragraph of it, not code\n\n"
+        "~~~\n<b>tilde fence</b>\n```\n<b>a backtick line does not close it</b>\n~~~\n"
+        "after\n"
+    )
+
+
+def test_html_removal_keeps_the_line_ends_as_written():
+    page = "a <b>x</b>\r\n```\r\n<b>code</b>\r\n```\r\nb &amp; c\rend"
+    assert markdown_without_html(page) == "a x\r\n```\r\n<b>code</b>\r\n```\r\nb & c\rend"
+
+
 def test_an_abbreviation_or_definition_keeps_its_title_after_its_text():
     page = (
         'The <dfn title="specification">spec</dfn> asks for it; see the '

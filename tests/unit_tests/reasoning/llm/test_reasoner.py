@@ -431,7 +431,8 @@ def run_graph(index, *script):
     from sealgraph import build_graph
 
     model = ScriptedChatModel(script=list(script))
-    values = build_graph(index, llm=model).invoke({"question": GRAPH_QUESTION})
+    # k = 3: the scripted replies name the passages of a three-passage evidence set.
+    values = build_graph(index, llm=model, config={"k": 3}).invoke({"question": GRAPH_QUESTION})
     return values, model
 
 
@@ -881,7 +882,7 @@ def test_good_replies_report_their_time():
 def test_llm_config_step_bound():
     assert LLMConfig(timeout_s=3, retries=1).step_bound_s == 6
     assert LLMConfig(timeout_s=3, retries=1, step_deadline_s=4).step_bound_s == 4
-    assert LLMConfig().deadline_s == 120
+    assert LLMConfig().deadline_s == 60 and LLMConfig().timeout_s == 30
 
 
 def test_the_openai_sdk_retries_are_turned_off(monkeypatch):
