@@ -45,12 +45,12 @@ from sealgraph.errors import (
     StaleTokenizerError,
 )
 from sealgraph.index._address import QdrantAddress, parse_index_address
+from sealgraph.index._ann import ANN_FILE, calibrated_probe, has_ann, has_legacy_ann
 from sealgraph.index._build import build_index_dir, indexed_text, manifest_lexicon
 from sealgraph.index._chunks import ChunkStore
 from sealgraph.index._dense import DENSE_FILES, DenseIndex
 from sealgraph.index._documents import stored_sources
 from sealgraph.index._fusion import reciprocal_rank_fusion
-from sealgraph.index._ivf import IVF_FILES, calibrated_probe
 from sealgraph.index._lexical import LEXICAL_DIR, LexicalIndex, segment_files
 from sealgraph.index._lifecycle import DEFAULT_LOCK_TIMEOUT_S, LEGACY_FILES, restore_interrupted
 from sealgraph.index._manifest import read_manifest, verify_files
@@ -443,11 +443,11 @@ def load_index(
     info = manifest.get("embedder")
     lexical_entry = manifest.get("lexical") or {}
     required = [DOCSTORE_FILE, *segment_files(lexical_entry)]
-    ann = bool(info) and bool(manifest.get("ann"))
+    ann = has_ann(manifest)
     if info:
         required.extend(DENSE_FILES)
     if ann:
-        required.extend(IVF_FILES)
+        required.append(ANN_FILE)
     # The deletion list of an index added to row by row: checked when listed.
     deleted = f"{LEXICAL_DIR}/{DELETED_FILE}"
     if deleted in manifest["files"]:
@@ -465,8 +465,8 @@ def load_index(
         lexical = LexicalIndex.load(path, lexical_entry, lex)
         store = ChunkStore(path / DOCSTORE_FILE, n_chunks)
         dense = DenseIndex.load(path, ann=ann) if info else None
-        if dense is not None and dense.ivf is not None:
-            dense.probe = calibrated_probe(manifest.get("ann"), len(dense.ivf.centroids))
+        if dense is not None and dense.ann is not None:
+            dense.probe = calibrated_probe(manifest.get("ann"), dense.ann.nlist)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, sqlite3.DatabaseError) as exc:
         raise IndexCorruptError(f"damaged index at {path}: {type(exc).__name__}: {exc}") from None
     problems = []
@@ -489,6 +489,14 @@ def load_index(
             f"embedded again) with `sealgraph index --index {path}`"
         )
     query_embedder = _query_embedder(info, embedder, path, warn) if dense is not None else None
+    if has_legacy_ann(manifest):
+        _warn_once(
+            warn,
+            f"the index at {path} holds the inverted file of an earlier sealgraph, which this "
+            f"one does not read: dense search is exact over its {n_chunks:,} vectors (slower "
+            f"at this size); build it again for FAISS lists (its vectors are reused): "
+            f"`sealgraph index PATH --index {path} --replace`",
+        )
     return Index(
         path=path,
         manifest=manifest,
@@ -525,9 +533,7 @@ def _query_embedder(
                     "; pass the LangChain embeddings it was built with: "
                     "load_index(path, embedder=embeddings)"
                 )
-            if message not in _warned_once:
-                _warned_once.add(message)
-                warn(message)
+            _warn_once(warn, message)
         # Available but not usable (no API key): say so now, not inside a graph node.
         check_embedder_ready(resolved)
         return resolved
@@ -540,6 +546,12 @@ def _query_embedder(
         )
     check_embedder_ready(resolved)
     return resolved
+
+
+def _warn_once(warn: WarnFn, message: str) -> None:
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warn(message)
 
 
 class Index(IndexBasics):

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from sealgraph.index._ann import ANN_FILE, LEGACY_ANN_FILES, extended, has_ann, save_ann
 from sealgraph.index._dense import VECTORS_FILE, DenseIndex, PartialEmbeddings
 from sealgraph.index._embed import embed_chunks
 from sealgraph.index._gazetteer import (
@@ -40,7 +41,6 @@ from sealgraph.index._gazetteer import (
     rewrite_key_filter,
     write_gazetteer_rows,
 )
-from sealgraph.index._ivf import IVF_FILES
 from sealgraph.index._lexical import LEXICAL_DIR, field_weight_of, write_lexical
 from sealgraph.index._manifest import (
     FORMAT_VERSION,
@@ -203,7 +203,9 @@ def write_append(
     lexical = existing["lexical"]
     infos = [SegmentInfo.from_dict(s) for s in lexical["segments"]]
     n_rows = max(i.first_row + i.n_rows for i in infos)
-    changed = {DOCSTORE_FILE, f"{LEXICAL_DIR}/{DELETED_FILE}", VECTORS_FILE, *IVF_FILES}
+    # An earlier sealgraph's numpy inverted file is left out (and its "ann" entry below).
+    changed = {DOCSTORE_FILE, f"{LEXICAL_DIR}/{DELETED_FILE}", VECTORS_FILE, ANN_FILE}
+    changed.update(LEGACY_ANN_FILES)
     _link_unchanged(index_dir, tmp, existing, changed)
     shutil.copyfile(index_dir / DOCSTORE_FILE, tmp / DOCSTORE_FILE)
     texts = [indexed_text(c) for c in plan.chunks]
@@ -232,6 +234,8 @@ def write_append(
         dense_counts["vectors_reused"] = n_chunks - dense_counts["vectors_new"]
     # A deep copy of plain data; an earlier version's list of sources is in the docstore now.
     manifest = json.loads(json.dumps({k: v for k, v in existing.items() if k != "sources"}))
+    if not has_ann(existing):
+        manifest.pop("ann", None)
     manifest["lexical"] = {**lexical, "segments": [i.to_dict() for i in segments]}
     manifest["statistics"] = statistics_entry(lex, n_chunks, tmp / DOCSTORE_FILE)
     manifest["counts"] = {
@@ -400,9 +404,10 @@ def _append_vectors(
     warn: Any,
 ) -> dict[str, int]:
     """Write the old vectors then the new chunks' (a gone chunk's vector reused by hash)."""
-    old = DenseIndex.load(index_dir, ann=bool(existing.get("ann")))
+    lists = has_ann(existing)
+    old = DenseIndex.load(index_dir)
     if not texts:  # nothing new: the vectors stay as they are
-        for name in (VECTORS_FILE, *(IVF_FILES if old.ivf is not None else ())):
+        for name in (VECTORS_FILE, *((ANN_FILE,) if lists else ())):
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             _link_or_copy(index_dir / name, tmp / name)
         return {"vectors_reused": 0, "vectors_new": 0}
@@ -430,8 +435,8 @@ def _append_vectors(
     out[old.n_vectors :] = vectors
     out.flush()
     del out
-    if old.ivf is not None:  # the new rows join the lists of their nearest centroids
-        old.ivf.extended(vectors).save(tmp)
+    if lists:  # the new rows join the lists of their nearest centroids
+        save_ann(extended(index_dir / ANN_FILE, vectors, old.n_vectors), tmp / ANN_FILE)
     return {"vectors_reused": n_reused, "vectors_new": n_new}
 
 

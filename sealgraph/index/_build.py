@@ -34,6 +34,15 @@ import numpy as np
 
 from sealgraph.errors import DiskFullError as DiskFullError
 from sealgraph.errors import EmbedderMismatchError, IndexCorruptError, InputError
+from sealgraph.index._ann import (
+    ANN_MAX_SHARE,
+    ANN_MIN_VECTORS,
+    TARGET_RECALL,
+    ann_entry,
+    build_ann,
+    calibrate_probe,
+    calibration_texts,
+)
 from sealgraph.index._append import can_append, plan_append, write_append
 from sealgraph.index._dense import DenseIndex, PartialEmbeddings
 from sealgraph.index._documents import (
@@ -46,14 +55,6 @@ from sealgraph.index._documents import (
     stored_sources,
 )
 from sealgraph.index._embed import discard_partials, embed_chunks, embedder_name, reusable_vectors
-from sealgraph.index._ivf import (
-    ANN_MAX_SHARE,
-    ANN_MIN_VECTORS,
-    TARGET_RECALL,
-    InvertedFile,
-    calibrate_probe,
-    calibration_texts,
-)
 from sealgraph.index._lexical import BM25_PARAMS, LexicalWriter, tokenizer
 from sealgraph.index._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index._manifest import (
@@ -477,13 +478,13 @@ def _write_dense(
     vectors, n_reused, n_new, n_resumed = embed_chunks(
         embedder, texts, hashes, reuse, report, partial=partial, warn=warn
     )
-    # Above a size, an inverted file is searched instead of every vector (_ivf).
-    ivf, ann = (
+    # Above a size, an inverted file is searched instead of every vector (_ann).
+    lists, ann = (
         _approximate(vectors, texts, embedder, warn)
         if len(vectors) >= ANN_MIN_VECTORS
         else (None, None)
     )
-    DenseIndex(vectors, ivf).save(tmp)
+    DenseIndex(vectors, lists).save(tmp)
     info = {  # and what the embedder records besides (an OpenAIEmbedder's base URL)
         "name": embedder.name,
         "dim": int(vectors.shape[1]),
@@ -494,24 +495,23 @@ def _write_dense(
 
 def _approximate(
     vectors: np.ndarray, texts: Sequence[str], embedder: Embedder, warn: WarnFn
-) -> tuple[InvertedFile | None, dict[str, Any] | None]:
-    """Return the inverted file of ``vectors`` and its manifest entry, or nothing.
+) -> tuple[Any, dict[str, Any] | None]:
+    """Return the FAISS inverted file of ``vectors`` and its manifest entry, or nothing.
 
     The probe is the fewest lists that query-like sentences of the corpus need for
-    the target recall (:func:`~sealgraph.index._ivf.calibrate_probe`); when that
+    the target recall (:func:`~sealgraph.index._ann.calibrate_probe`); when that
     is most of the lists, exact search is kept.
     """
-    ivf = InvertedFile.build(vectors)
+    lists = build_ann(vectors)
     queries = np.asarray(embedder.embed_documents(calibration_texts(texts)), dtype=np.float32)
-    probe, recall = calibrate_probe(vectors, ivf, queries)
-    lists = len(ivf.centroids)
-    if probe > ANN_MAX_SHARE * lists:
+    probe, recall = calibrate_probe(vectors, lists, queries)
+    if probe > ANN_MAX_SHARE * lists.nlist:
         warn(
-            f"sealgraph: an inverted file of {lists} lists would read {probe} of them for "
+            f"sealgraph: an inverted file of {lists.nlist} lists would read {probe} of them for "
             f"recall {TARGET_RECALL} with these vectors; dense search stays exact"
         )
         return None, None
-    return ivf, {"kind": "ivf", "lists": lists, "probe": probe, "recall": round(recall, 4)}
+    return lists, ann_entry(lists, probe, recall)
 
 
 def _build_manifest(

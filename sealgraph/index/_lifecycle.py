@@ -22,6 +22,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from sealgraph.errors import IndexCorruptError, InputError, SealgraphError
+from sealgraph.index._ann import ANN_FILE, LEGACY_ANN_FILES
 from sealgraph.index._dense import DENSE_FILES, FAISS_FILE
 from sealgraph.index._lexical import LEXICAL_DIR
 from sealgraph.index._manifest import MANIFEST_FILE, foreign_entries, fsync_path, read_marker
@@ -48,7 +49,9 @@ OWN_FILES = (
     DOCSTORE_FILE,
     *(f"{LEXICAL_DIR}/{name}" for name in BM25S_FILES),
     *DENSE_FILES,
+    ANN_FILE,
     FAISS_FILE,
+    *LEGACY_ANN_FILES,
     *LEGACY_FILES,
 )
 """Files a build writes (besides the manifest and the lexical segments it lists), even

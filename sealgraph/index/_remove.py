@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sealgraph.errors import IndexCorruptError, InputError
+from sealgraph.index._ann import ANN_FILE, has_ann, renumbered
 from sealgraph.index._build import (
     file_digests,
     lexical_entry,
@@ -26,7 +27,6 @@ from sealgraph.index._documents import (
     stored_sources,
     within,
 )
-from sealgraph.index._ivf import InvertedFile
 from sealgraph.index._lexical import field_weight_of, write_lexical
 from sealgraph.index._lifecycle import (
     inspect_target,
@@ -120,11 +120,10 @@ def remove_documents_dir(
             )
             if stored.vectors is not None:
                 vectors = np.ascontiguousarray(stored.vectors[removal.rows])
-                ivf = None
-                if manifest.get("ann"):  # the same lists, the rows numbered anew
-                    centroids = InvertedFile.load(index_dir).centroids
-                    ivf = InvertedFile.build(vectors, np.asarray(centroids))
-                DenseIndex(vectors, ivf).save(tmp)
+                lists = None
+                if has_ann(manifest):  # the same lists, the rows numbered anew
+                    lists = renumbered(index_dir / ANN_FILE, vectors)
+                DenseIndex(vectors, lists).save(tmp)
             manifest = _manifest_after_removal(
                 index_dir, tmp, manifest, lex, stored, removal, segments
             )
@@ -218,8 +217,10 @@ def _manifest_after_removal(
     n_kept = len(removal.kept)
     kept = [s for s in stored_sources(index_dir, manifest) if not removal.dropped(s["path"])]
     write_sources(tmp / DOCSTORE_FILE, kept, replace=True)
+    # An earlier version's list of sources, and its numpy inverted file, are left out.
+    left_out = {"sources"} if has_ann(manifest) else {"sources", "ann"}
     return {
-        **{k: v for k, v in manifest.items() if k != "sources"},  # an earlier version's list
+        **{k: v for k, v in manifest.items() if k not in left_out},
         "sealgraph_version": sealgraph_version(),
         "lexicon": lexicon_spec(lex),
         "lexical": lexical_entry(lex, segments, field_weight_of(manifest)),
