@@ -149,8 +149,8 @@ _SLACK = 16
 order near-ties differently, and rows tied at the cut must all be seen."""
 _NEAR = 1e-5
 """Float32 scores this close to the cut may be on either side of it in float64."""
-_SLICE_ROWS = 1 << 18
-"""A lone query's rows are cut into slices of this many, searched side by side."""
+_MIN_SLICE_ROWS = 1 << 16
+"""A lone query's rows are cut into one slice per thread, of at least this many rows."""
 _POOL: list[ThreadPoolExecutor] = []
 
 
@@ -218,24 +218,47 @@ def _knn(
 ) -> tuple[np.ndarray, np.ndarray]:
     """FAISS's ``knn_inner_product`` over ``vectors`` (memory-mapped: not copied).
 
-    FAISS searches one query with one thread, so a lone query's rows are cut into
-    slices searched side by side (FAISS releases the GIL) and their best merged;
-    several queries are spread over FAISS's own threads.
+    The rows are cut into one slice per core, searched side by side by :func:`run_pooled`'s
+    threads (FAISS releases the GIL), and the slices' best merged.
     """
     n = len(vectors)
-    threads = _faiss().omp_get_max_threads()
-    if len(queries) > 1 or threads < 2 or n <= _SLICE_ROWS:
-        return _knn_slice(vectors, queries, k, live_bits, 0, n)
-    pairs = [(lo, min(n, lo + _SLICE_ROWS)) for lo in range(0, n, _SLICE_ROWS)]
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(threads, thread_name_prefix="sealgraph-knn"))
-    parts = list(
-        _POOL[0].map(lambda pair: _knn_slice(vectors, queries, k, live_bits, *pair), pairs)
-    )
+    slices = max(1, min(_pool_size(), n // _MIN_SLICE_ROWS))
+    step = -(-n // slices // 8) * 8  # slices start at multiples of 8 (a bitmap's bytes)
+    pairs = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+    parts = run_pooled([_bind(_knn_slice, vectors, queries, k, live_bits, *p) for p in pairs])
+    if len(parts) == 1:
+        return parts[0]
     scores = np.concatenate([s for s, _ in parts], axis=1)
     rows = np.concatenate([r for _, r in parts], axis=1)
     order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     return np.take_along_axis(scores, order, axis=1), np.take_along_axis(rows, order, axis=1)
+
+
+def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    return lambda: function(*args)
+
+
+def _pool_size() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def _one_omp_thread() -> None:
+    # OpenMP's thread count is per calling thread: FAISS runs one thread in ours, and
+    # the caller's own FAISS calls keep their settings. (Two OpenMP threads per call
+    # spin at FAISS's barriers: ten times slower for a lone query on a busy machine.)
+    _faiss().omp_set_num_threads(1)
+
+
+def run_pooled(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run FAISS calls side by side in sealgraph's search threads (one OpenMP thread each)."""
+    if not _POOL:
+        _POOL.append(
+            ThreadPoolExecutor(
+                _pool_size(), thread_name_prefix="sealgraph-faiss", initializer=_one_omp_thread
+            )
+        )
+    futures = [_POOL[0].submit(call) for call in calls]
+    return [future.result() for future in futures]
 
 
 def _knn_slice(

@@ -50,8 +50,8 @@ def test_searching_in_slices_finds_what_one_search_finds(monkeypatch):
     vectors = unit(np.random.default_rng(1).standard_normal((1000, 8)))
     queries = unit(np.random.default_rng(2).standard_normal((6, 8)))
     whole = [DenseIndex(vectors).search(q, 20) for q in queries]
-    monkeypatch.setattr(dense_module, "_SLICE_ROWS", 64)  # a lone query: 16 slices
-    monkeypatch.setattr(dense_module._faiss(), "omp_get_max_threads", lambda: 2)
+    monkeypatch.setattr(dense_module, "_MIN_SLICE_ROWS", 64)  # a lone query: 7 slices
+    monkeypatch.setattr(dense_module, "_pool_size", lambda: 7)
     assert [DenseIndex(vectors).search(q, 20) for q in queries] == whole
 
 
