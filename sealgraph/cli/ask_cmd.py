@@ -200,7 +200,7 @@ def run_ask(args: argparse.Namespace) -> int:
 
     question = validate_question(args.question)
     overrides = _ask_overrides(args)
-    from sealgraph.index._address import user_index_path
+    from sealgraph.index import user_index_path
 
     index_dir = user_index_path(index_arg(args))
     index = load_index(index_dir)

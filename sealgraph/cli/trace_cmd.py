@@ -205,23 +205,14 @@ def _run_config(overrides: dict[str, Any]) -> dict[str, Any] | None:
 
 def _index_embedder(index: str | None) -> str:
     # The embedder of the run's index, from its manifest ("unknown" when it is gone).
-    from pathlib import Path
-
     from sealgraph.errors import SealgraphError
-    from sealgraph.index._address import is_index_address
-    from sealgraph.index._manifest import read_manifest
-    from sealgraph.index._qdrant import recorded_manifest
+    from sealgraph.index import read_index_manifest
 
     if not index:
         return "unknown"
     try:
         # A Qdrant index keeps its manifest in the collection (an in-memory one is gone).
-        manifest = recorded_manifest(index) if is_index_address(index) else None
-        if manifest is None:
-            manifest = read_manifest(Path(index)) if not is_index_address(index) else {}
-        if not manifest:
-            return "unknown (index not readable)"
-        embedder = manifest.get("embedder")
+        embedder = read_index_manifest(index).get("embedder")
     except (SealgraphError, OSError):
         return "unknown (index not readable)"
     if not embedder:

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from sealgraph.index._manifest import quick_digest
+from sealgraph.index.folder._manifest import quick_digest
 
 
 def as_earlier_index(index_dir: Path, *, drop_document_files: bool = False) -> None:
