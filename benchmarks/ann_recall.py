@@ -20,10 +20,10 @@ memory: ``anon MB`` is what the process holds of its own (a copy of the vectors,
 graph), ``file MB`` the size of the files it memory-maps (read into the page cache
 as queries touch them, never copied). Methods:
 
-* ``sealgraph exact``: :class:`~sealgraph.index._dense.DenseIndex` over the mapped
+* ``sealgraph exact``: :class:`~sealgraph.index.folder._dense.DenseIndex` over the mapped
   vectors (what an index below ``ANN_MIN_VECTORS`` searches);
 * ``sealgraph IVF L lists, probe P``: the inverted file a build writes
-  (:mod:`sealgraph.index._ann`: seeded k-means, ``--lists`` or 4·√N lists, saved and
+  (:mod:`sealgraph.index.folder._ann`: seeded k-means, ``--lists`` or 4·√N lists, saved and
   opened memory-mapped), at the probe a build calibrates (marked ``*``: the fewest lists
   for recall 0.98 of the exact top 50 of a sentence of 256 seeded chunks) and at each
   ``--probe``; with ``--sq8`` also with 8-bit codes;
@@ -175,13 +175,13 @@ def _queries(rows: list, embedder: Any, count: int) -> tuple[list[str], np.ndarr
 
 
 def _calibration(texts: list[str]) -> list[str]:
-    from sealgraph.index._ann import calibration_texts
+    from sealgraph.index.folder._ann import calibration_texts
 
     return calibration_texts(texts)
 
 
 def _n_lists(n: int) -> int:
-    from sealgraph.index._ann import n_lists_for
+    from sealgraph.index.folder._ann import n_lists_for
 
     return n_lists_for(n)
 
@@ -254,7 +254,7 @@ class Bench:
         return self.vectors.nbytes / 2**20
 
     def sealgraph_exact(self) -> None:
-        from sealgraph.index._dense import DenseIndex
+        from sealgraph.index.folder._dense import DenseIndex
 
         dense = DenseIndex(self.vectors)
         before = _anon_mb()
@@ -272,8 +272,8 @@ class Bench:
         )
 
     def sealgraph_ivf(self, lists: int, asked: np.ndarray, *, sq8: bool) -> None:
-        from sealgraph.index._ann import build_ann, calibrate_probe, load_ann, save_ann
-        from sealgraph.index._dense import DenseIndex
+        from sealgraph.index.folder._ann import build_ann, calibrate_probe, load_ann, save_ann
+        from sealgraph.index.folder._dense import DenseIndex
 
         started = time.perf_counter()
         built = build_ann(self.vectors, lists, sq8=sq8)
