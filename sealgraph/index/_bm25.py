@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from sealgraph.errors import StaleTokenizerError
 from sealgraph.text.lexicon import Lexicon, active, words
 
 BM25 = {"method": "lucene", "k1": 1.2, "b": 0.75}
@@ -54,3 +56,18 @@ class _Tokenizer:
 def tokenizer(lex: Lexicon) -> Callable[[str], list[str]]:
     """Return :func:`lexical_tokens` of ``lex`` with each distinct word stemmed once."""
     return _Tokenizer(lex)
+
+
+def check_tokenizer(manifest: dict[str, Any], lex: Lexicon, where: object) -> None:
+    """Raise StaleTokenizerError when the index was tokenized otherwise than ``lex`` does.
+
+    An index of an older sealgraph's stemmer, or of another lexicon: its lexical part
+    is rebuilt (nothing is embedded again) by ``sealgraph index --index WHERE``.
+    """
+    built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
+    if built_with != lex.tokenizer_version:
+        raise StaleTokenizerError(
+            f"the index at {where} was built with lexical tokenizer {built_with}, this "
+            f"sealgraph uses {lex.tokenizer_version}; rebuild its lexical part (nothing is "
+            f"embedded again) with `sealgraph index --index {where}`"
+        )

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from sealgraph.config import RetrievalConfig
-from sealgraph.errors import IndexCorruptError, StaleTokenizerError
+from sealgraph.errors import IndexCorruptError
 from sealgraph.index._base import IndexBasics
+from sealgraph.index._bm25 import check_tokenizer
 from sealgraph.index._fusion import reciprocal_rank_fusion
 from sealgraph.index._plan import manifest_lexicon
 from sealgraph.index._queries import QueryEmbeddings, query_embedder, warn_once
@@ -142,13 +143,7 @@ class _Parts:
                 f"damaged index at {path}: {'; '.join(problems)}; rebuild it with "
                 f"`sealgraph index PATH --index {path} --replace`"
             )
-        built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
-        if built_with != lex.tokenizer_version:
-            raise StaleTokenizerError(
-                f"the index at {path} was built with lexical tokenizer {built_with}, this "
-                f"sealgraph uses {lex.tokenizer_version}; rebuild its lexical part (nothing is "
-                f"embedded again) with `sealgraph index --index {path}`"
-            )
+        check_tokenizer(manifest, lex, path)
 
 
 def verify_folder_index(path: Path) -> int:

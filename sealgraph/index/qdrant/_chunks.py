@@ -45,6 +45,11 @@ class QdrantChunks:
         self._lexicon = lexicon
         self._live_chunks = live_filter(generation, chunk_kind())
 
+    @property
+    def live_chunks(self) -> Any:
+        """The filter of this generation's chunks."""
+        return self._live_chunks
+
     def source_files(self) -> list[dict[str, Any]]:
         """Return the files the index was read from: ``path``, ``sha256``, ``documents``."""
         return copy.deepcopy(list(self._manifest.get("sources") or []))

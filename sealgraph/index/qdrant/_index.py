@@ -20,15 +20,15 @@ from typing import Any
 import numpy as np
 
 from sealgraph.config import RetrievalConfig
-from sealgraph.errors import IndexCorruptError, SealgraphError, StaleTokenizerError
+from sealgraph.errors import IndexCorruptError, SealgraphError
 from sealgraph.index._base import IndexBasics
-from sealgraph.index._bm25 import lexical_tokens
+from sealgraph.index._bm25 import check_tokenizer, lexical_tokens
 from sealgraph.index._plan import manifest_lexicon
 from sealgraph.index._queries import QueryEmbeddings
 from sealgraph.index._queries import query_embedder as settle_query_embedder
 from sealgraph.index.embedders import Embedder
 from sealgraph.index.qdrant._address import QdrantAddress
-from sealgraph.index.qdrant._chunks import QdrantChunks, chunk_kind
+from sealgraph.index.qdrant._chunks import QdrantChunks
 from sealgraph.index.qdrant._points import query_vector
 from sealgraph.index.qdrant._stats import PayloadCounts, QdrantStatistics, current
 from sealgraph.index.qdrant._store import (
@@ -80,13 +80,7 @@ def open_qdrant_index(
     lex = (
         import_lexicon(lexicon) if lexicon is not None else get_lexicon(manifest_lexicon(manifest))
     )
-    built_with = (manifest.get("lexical") or {}).get("tokenizer_version")
-    if built_with != lex.tokenizer_version:
-        raise StaleTokenizerError(
-            f"the index at {address} was built with lexical tokenizer {built_with}, this "
-            f"sealgraph uses {lex.tokenizer_version}; rebuild its lexical part (nothing is "
-            f"embedded again) with `sealgraph index --index {address}`"
-        )
+    check_tokenizer(manifest, lex, address)
     info = manifest.get("embedder")
     query_embedder = settle_query_embedder(info, embedder, address, warn) if info else None
     return QdrantIndex(collection, head["generation"], manifest, lex, query_embedder)
@@ -125,8 +119,8 @@ class QdrantIndex(IndexBasics):
         self._queries = QueryEmbeddings(
             query_embedder if info else None, info.get("dim") if info else None, self.location
         )
-        self._live_chunks = live_filter(generation, chunk_kind())
         self._chunks = QdrantChunks(collection, generation, manifest, lexicon)
+        self._live_chunks = self._chunks.live_chunks
         self._term_counts = PayloadCounts(collection, generation, "terms")
         self._statistics: QdrantStatistics | None = None
 
