@@ -31,7 +31,7 @@ from sealgraph.index._registry import (
 from sealgraph.index.embedders import Embedder, as_embedder
 from sealgraph.index.folder import Index
 from sealgraph.index.folder._lifecycle import DEFAULT_LOCK_TIMEOUT_S
-from sealgraph.index.protocol import BatchSearch, ChunkStore, SearchIndex
+from sealgraph.index.protocol import BatchSearch, ChunkStore, SearchIndex, hybrid_search_batch
 from sealgraph.ingest import LoaderLimits, WarnFn, warn_stderr
 from sealgraph.text.chunking import indexed_text
 from sealgraph.text.lexicon import Lexicon
@@ -49,6 +49,7 @@ __all__ = [
     "QdrantIndex",
     "SearchIndex",
     "build_index",
+    "hybrid_search_batch",
     "index_location",
     "indexed_text",
     "is_index_address",

@@ -50,6 +50,7 @@ __all__ = [
     "ChunkStore",
     "CorpusStatisticsSource",
     "SearchIndex",
+    "hybrid_search_batch",
     "require_search_index",
 ]
 
@@ -191,6 +192,23 @@ class CorpusStatisticsSource(Protocol):
 
     def first_chunk_texts(self) -> list[tuple[str, str]]:
         """``(doc_id, text of its first chunk)`` of every document, in one read."""
+
+
+def hybrid_search_batch(
+    index: SearchIndex,
+    queries: Sequence[str],
+    k: int,
+    retrieval: RetrievalConfig | None = None,
+) -> list[list[Hit]]:
+    """Return :meth:`SearchIndex.search_hybrid` of each query, in one batch where the index can.
+
+    An index that offers :class:`BatchSearch` embeds the queries in one call and reads
+    its vectors once for all of them; any other is asked one query at a time. The
+    results are the same either way.
+    """
+    if isinstance(index, BatchSearch):
+        return index.search_hybrid_many(queries, k, retrieval)
+    return [index.search_hybrid(query, k, retrieval) for query in queries]
 
 
 def require_search_index(value: object, *, where: str, expected: str) -> SearchIndex:

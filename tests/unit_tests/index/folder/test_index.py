@@ -310,3 +310,17 @@ def test_a_lexical_index_searches_many_queries_lexically(tiny_index):
     assert tiny_index.search_hybrid_many(QUERIES[:2], 3) == [
         tiny_index.search_lexical(q, 3) for q in QUERIES[:2]
     ]
+
+
+def test_a_batch_of_hybrid_searches_is_one_call_where_the_index_offers_it(dense_index):
+    from sealgraph.index import BatchSearch, hybrid_search_batch
+
+    expected = [dense_index.search_hybrid(q, 3) for q in QUERIES]
+    assert isinstance(dense_index, BatchSearch)
+    assert hybrid_search_batch(dense_index, QUERIES, 3) == expected
+
+    class OneByOne:  # an index without BatchSearch is asked one query at a time
+        def search_hybrid(self, query, k, retrieval=None):
+            return dense_index.search_hybrid(query, k, retrieval)
+
+    assert hybrid_search_batch(OneByOne(), QUERIES, 3) == expected
