@@ -1,10 +1,11 @@
-"""The documents of a new index: those given, merged with those it already holds.
+"""The documents of a build, any backend's: those given, those an index keeps, those removed.
 
 A build reads the given paths or documents (:func:`given_documents`); adding to an
-index keeps its documents and replaces those given again (:func:`merge_documents`),
-noting the stale ones whose file, within the paths given (:class:`Scope`), is gone.
-Each stored document's file (:func:`stored_document_files`) and the list of source
-files in the manifest (:func:`merge_sources`) follow.
+index keeps its documents and replaces those given again (a folder index's:
+:func:`~sealgraph.index.folder._stored.merge_documents`), noting the stale ones whose
+file, within the paths given (:class:`Scope`), is gone (:func:`stale_message`). The
+list of source files follows (:func:`merge_sources`, :func:`pruned_source`); a removal
+names documents by file, folder or id (:func:`documents_to_remove`).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def within(path: str, folder: str) -> bool:
 
 
 def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Scope | None) -> str:
-    """Return the warning about stale documents a build kept (see :func:`merge_documents`)."""
+    """Return the warning about stale documents a build kept (see :func:`~sealgraph.index.folder._stored.merge_documents`)."""
     shown = ", ".join(files.get(doc.doc_id, doc.doc_id) for doc in stale[:3])
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     roots = ", ".join(scope.roots) if scope is not None else ""
@@ -133,7 +134,7 @@ def merge_sources(
 ) -> list[dict[str, Any]]:
     """Source files of the new index: the given ones, after the kept ones read before.
 
-    ``existing`` are the files the index recorded (:func:`stored_sources`); ``drop``
+    ``existing`` are the files the index recorded (:func:`~sealgraph.index.folder._stored.stored_sources`); ``drop``
     says which kept ones to leave out (files whose documents were removed).
     """
     new = [{"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources]

@@ -45,7 +45,7 @@ DEFAULT_ENCODING = "o200k_base"
 
 @dataclass(frozen=True)
 class _BuildPlan:
-    """What a build is to do, checked before anything is written (:func:`_plan_build`)."""
+    """What a build is to do, checked before anything is written (:func:`plan_documents`)."""
 
     lex: Lexicon
     spec: str

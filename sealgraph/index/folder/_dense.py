@@ -12,10 +12,9 @@ Scores are computed twice: FAISS finds the candidates (a few more than asked), a
 :func:`exact_scores` scores those again in float64, one row at a time, so that a row's
 score does not depend on how it was found (one query or a batch, exact search or the
 inverted file, one thread or many) and results are ordered by that score, then by row.
-
-While a build embeds, every finished batch is also kept beside the index in
-``.NAME.partial-KEY/`` (:class:`PartialEmbeddings`; KEY names the embedder), so a
-build that is killed resumes where it stopped when run again.
+FAISS runs in sealgraph's own search threads, one OpenMP thread each
+(:func:`run_pooled`): the caller's FAISS settings are left alone, and no OpenMP
+thread spins at a barrier waiting for a core a busy machine gives to another process.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sealgraph.errors import IndexCorruptError, InputError
-from sealgraph.index._documents import _covered, document_counts, documents_to_remove
+from sealgraph.index._documents import covered, document_counts, documents_to_remove
 from sealgraph.index._plan import manifest_lexicon, sealgraph_version
 from sealgraph.index.folder._ann import ANN_FILE, has_ann, renumbered
 from sealgraph.index.folder._build import file_digests, lexical_entry, name_key
@@ -181,7 +181,7 @@ def _plan_removal(index_dir: Path, given: list[str], stored: _Stored) -> _Remova
     gone = {files[doc_id] for doc_id in removed if doc_id in files}
 
     def dropped(path: str) -> bool:
-        return path not in still and (path in gone or _covered(path, given))
+        return path not in still and (path in gone or covered(path, given))
 
     return _Removal(removed, remaining, rows, kept, dropped)
 

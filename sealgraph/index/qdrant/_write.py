@@ -224,7 +224,7 @@ def build_qdrant(
     """Build the index in a Qdrant collection, or add to it; return it opened.
 
     As :func:`sealgraph.index.build_index` (``settings`` are the rest of its
-    arguments, as :func:`~sealgraph.index.folder._build.plan_documents` takes them),
+    arguments, as :func:`~sealgraph.index._plan.plan_documents` takes them),
     except that vectors of another embedder need another collection (a
     collection's vector size is fixed): ``force`` with another embedder is refused.
     """
