@@ -156,8 +156,8 @@ class BatchSearch(Protocol):
 
     The results are those of :meth:`SearchIndex.search_dense` and
     :meth:`SearchIndex.search_hybrid` one query at a time; the queries are embedded in
-    one batch (their vectors kept in the index's query cache) and, for the folder
-    index, the vectors are read once for all of them.
+    one batch (one model call for the uncached ones; their vectors kept in the index's
+    query cache), and the folder index hands them to FAISS in one call.
     """
 
     def search_dense_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
@@ -202,9 +202,8 @@ def hybrid_search_batch(
 ) -> list[list[Hit]]:
     """Return :meth:`SearchIndex.search_hybrid` of each query, in one batch where the index can.
 
-    An index that offers :class:`BatchSearch` embeds the queries in one call and reads
-    its vectors once for all of them; any other is asked one query at a time. The
-    results are the same either way.
+    An index that offers :class:`BatchSearch` embeds the queries in one model call;
+    any other is asked one query at a time. The results are the same either way.
     """
     if isinstance(index, BatchSearch):
         return index.search_hybrid_many(queries, k, retrieval)

@@ -256,7 +256,7 @@ class Index(IndexBasics):
         return self.search_dense_many([query], k)[0]
 
     def search_dense_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        """:meth:`search_dense` for each query: one batch embedded, the vectors read once."""
+        """:meth:`search_dense` for each query: one batch embedded, one FAISS call."""
         found = self._dense_rows(queries, k)
         if found is None:
             return [[] for _ in queries]
@@ -276,7 +276,7 @@ class Index(IndexBasics):
     def search_hybrid_many(
         self, queries: Sequence[str], k: int, retrieval: RetrievalConfig | None = None
     ) -> list[list[Hit]]:
-        """:meth:`search_hybrid` for each query: one batch embedded, the vectors read once."""
+        """:meth:`search_hybrid` for each query: one batch embedded, one FAISS call."""
         retrieval = retrieval or RetrievalConfig()
         if k <= 0:
             return [[] for _ in queries]
