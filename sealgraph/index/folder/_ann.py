@@ -2,10 +2,13 @@
 
 Exact search reads every vector for every query: fine up to a million or two chunks
 on a small machine, slow beyond. From :data:`ANN_MIN_VECTORS` on, a build also writes
-a FAISS **inverted file** (``IndexIVFFlat``, or ``IndexIVFScalarQuantizer`` with 8-bit
-codes from :data:`SQ8_MIN_VECTORS` on): the vectors are clustered by spherical k-means
-into lists, a query scores the centroids and reads the vectors of the ``probe`` best
-lists only. The file is ``dense.ivf`` (FAISS's own format, no pickle); it is opened
+a FAISS **inverted file** (``IndexIVFScalarQuantizer`` with 8-bit codes, SQ8; or
+``IndexIVFFlat``, float32 lists): the vectors are clustered by spherical k-means into
+lists, a query scores the centroids and reads the codes of the ``probe`` best lists
+only, and the best ``RERANK × k`` candidates are scored again exactly from the float32
+vectors. The codes are a quarter of the vectors' size (0.4 GB a million vectors of
+384 dimensions, 3.8 GB at ten million) and, scored again, found the same neighbours
+as float32 lists at every probe measured (docs/benchmarks.md). The file is ``dense.ivf`` (FAISS's own format, no pickle); it is opened
 with ``IO_FLAG_MMAP``, so its lists are FAISS ``OnDiskInvertedLists`` memory-mapped
 from the file: opening reads only the centroids, and a query pages in the lists it
 probes. Ids are the chunk rows; rows the lexical index marks deleted are left out by
@@ -14,14 +17,13 @@ an ``IDSelector``.
 Everything is deterministic (same vectors, same file): the training sample is drawn
 with a fixed seed, FAISS's k-means runs a fixed number of rounds from a fixed seed
 (its threads split the work but not the sums: the same lists with 1 or 16 threads,
-tested), and results are ordered by score then row. With 8-bit codes the lists'
-scores are approximate: the best candidates are scored again exactly from the
-float32 vectors.
+tested), and results are ordered by exact score then row.
 
 A build calibrates how many lists a query reads (:func:`calibrate_probe`): the fewest
 for which query-like sentences of seeded sample chunks find :data:`TARGET_RECALL` of
 their exact top 50, recorded in the manifest; an inverted file that would read more
-than :data:`ANN_MAX_SHARE` of its lists is not kept. Recall of other questions
+than :data:`ANN_MAX_SHARE` of the bytes exact search reads, or that does not reach the
+target recall, is not kept. Recall of other questions
 against exact search is measured by ``benchmarks/ann_recall.py``
 (docs/benchmarks.md).
 """
@@ -41,7 +43,6 @@ __all__ = [
     "ANN_KIND",
     "ANN_MIN_VECTORS",
     "LEGACY_ANN_FILES",
-    "SQ8_MIN_VECTORS",
     "build_ann",
     "calibrate_probe",
     "calibrated_probe",
@@ -65,10 +66,6 @@ ANN_MIN_VECTORS = 2_000_000
 Exact search reads every vector: about 100 ms a query at a million vectors of 384
 dimensions on 2 cores (docs/benchmarks.md), 200 ms at two million, a question's
 budget for its first search. Below it exact search is fast enough, and its recall is 1."""
-SQ8_MIN_VECTORS = 8_000_000
-"""From this many vectors on, the lists hold 8-bit codes (a quarter of float32's size:
-3.8 GB instead of 15 GB at 10 million vectors of 384 dimensions), and the best
-candidates are scored again from the float32 vectors."""
 DEFAULT_PROBE = 48
 """Lists a query reads when the index records no calibrated probe."""
 TARGET_RECALL = 0.98
@@ -77,10 +74,16 @@ CALIBRATION_K = 50
 CALIBRATION_QUERIES = 256
 """Query-like texts of chunks drawn with a fixed seed that a build asks to calibrate."""
 ANN_MAX_SHARE = 0.5
-"""An inverted file that must read more than this share of its lists for the target
-recall is not kept: exact search reads every vector, with recall 1, for little more."""
+"""An inverted file that must read more than this share of the bytes exact search reads
+(its probed lists' codes) for the target recall is not kept: exact search reads every
+vector, with recall 1, for little more. Float32 lists may be probed up to half of
+them; 8-bit codes are a quarter of the size, so their calibrated probe always passes."""
 RERANK = 4
-"""With 8-bit codes, ``RERANK × k`` candidates are scored again exactly."""
+"""With 8-bit codes, ``RERANK × k`` candidates (at least :data:`MIN_RERANK`) are scored
+again exactly."""
+MIN_RERANK = 64
+"""Candidates scored again however small ``k`` is: a code's ranges come from the
+training sample, and a vector added later may lie outside them."""
 
 _SEED = 20_260_611
 _SAMPLE = 65_536  # training vectors at least: enough for a few thousand lists
@@ -119,15 +122,14 @@ def calibration_texts(texts: Sequence[str], n_queries: int = CALIBRATION_QUERIES
     return out
 
 
-def build_ann(vectors: np.ndarray, n_lists: int | None = None, *, sq8: bool | None = None) -> Any:
+def build_ann(vectors: np.ndarray, n_lists: int | None = None, *, sq8: bool = True) -> Any:
     """Return a FAISS inverted file of ``vectors`` (ids: their rows), trained with a fixed seed.
 
-    ``sq8`` (8-bit codes) defaults to ``len(vectors) >= SQ8_MIN_VECTORS``.
+    Its lists hold 8-bit codes (``sq8``, what a build writes) or the float32 vectors.
     """
     faiss = _faiss()
     n, dim = vectors.shape
     n_lists = max(1, min(n_lists or n_lists_for(n), n))
-    sq8 = n >= SQ8_MIN_VECTORS if sq8 is None else sq8
     quantizer = faiss.IndexFlatIP(dim)
     if sq8:
         index = faiss.IndexIVFScalarQuantizer(
@@ -217,6 +219,14 @@ def load_ann(path: Path, n_vectors: int, dim: int) -> Any:
 def n_lists_of(index: Any) -> int:
     """Return the number of lists of an inverted file."""
     return int(index.nlist)
+
+
+def read_share(index: Any, probe: int) -> float:
+    """Return the share of exact search's bytes a search probing ``probe`` lists reads, about.
+
+    The probed share of the lists, times the size of a code against a float32 vector.
+    """
+    return probe / index.nlist * index.code_size / (4 * index.d)
 
 
 def is_quantized(index: Any) -> bool:

@@ -53,6 +53,7 @@ from sealgraph.index.folder._ann import (
     build_ann,
     calibrate_probe,
     calibration_texts,
+    read_share,
 )
 from sealgraph.index.folder._append import can_append, plan_append, write_append
 from sealgraph.index.folder._dense import DenseIndex
@@ -395,15 +396,17 @@ def _approximate(
 
     The probe is the fewest lists that query-like sentences of the corpus need for
     the target recall (:func:`~sealgraph.index.folder._ann.calibrate_probe`); when that
-    is most of the lists, exact search is kept.
+    reads most of what exact search reads, or the recall is not reached, exact search
+    is kept.
     """
     lists = build_ann(vectors)
     queries = np.asarray(embedder.embed_documents(calibration_texts(texts)), dtype=np.float32)
     probe, recall = calibrate_probe(vectors, lists, queries)
-    if probe > ANN_MAX_SHARE * lists.nlist:
+    if read_share(lists, probe) > ANN_MAX_SHARE or recall < TARGET_RECALL - 1e-9:
         warn(
             f"sealgraph: an inverted file of {lists.nlist} lists would read {probe} of them for "
-            f"recall {TARGET_RECALL} with these vectors; dense search stays exact"
+            f"recall {recall:.3f} (target {TARGET_RECALL}) with these vectors; dense search "
+            f"stays exact"
         )
         return None, None
     return lists, ann_entry(lists, probe, recall)

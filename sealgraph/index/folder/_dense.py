@@ -30,6 +30,7 @@ import numpy as np
 from sealgraph.index.folder._ann import (
     ANN_FILE,
     DEFAULT_PROBE,
+    MIN_RERANK,
     RERANK,
     is_quantized,
     load_ann,
@@ -115,7 +116,8 @@ class DenseIndex:
         if self.ann is None:
             return exact_search(self.vectors, queries, k, bits)
         # Lists of 8-bit codes score approximately: more candidates, scored again exactly.
-        want = min(self.n_vectors, RERANK * k if is_quantized(self.ann) else k + _SLACK)
+        wider = max(RERANK * k, MIN_RERANK) if is_quantized(self.ann) else k + _SLACK
+        want = min(self.n_vectors, wider)
         _, rows = probe_search(
             self.ann, queries, want, self.probe, _bitmap(bits, 0, self.n_vectors)
         )

@@ -20,6 +20,7 @@ from sealgraph.index.folder._ann import (
     calibration_texts,
     list_labels,
     load_ann,
+    read_share,
     renumbered,
     save_ann,
 )
@@ -78,7 +79,7 @@ def test_an_opened_file_is_memory_mapped_and_probing_every_list_is_exact(tmp_pat
     import faiss
 
     vectors = clustered(4000)
-    save_ann(build_ann(vectors, 40), tmp_path / ANN_FILE)
+    save_ann(build_ann(vectors, 40, sq8=False), tmp_path / ANN_FILE)
     lists = load_ann(tmp_path / ANN_FILE, 4000, 16)
     assert isinstance(faiss.downcast_InvertedLists(lists.invlists), faiss.OnDiskInvertedLists)
     exact = DenseIndex(vectors)
@@ -116,7 +117,7 @@ def measured_recall(vectors, index, queries, k):
 
 def test_the_calibrated_probe_is_the_fewest_lists_that_reach_the_target_recall():
     vectors = clustered(3000, seed=2)
-    lists = build_ann(vectors, 30)
+    lists = build_ann(vectors, 30, sq8=False)
     probe, recall = calibrate_probe(vectors, lists, target=0.95, k=20, n_queries=64)
     assert recall >= 0.95 and 1 <= probe <= 30
     assert calibrate_probe(vectors, lists, target=0.95, k=20, n_queries=64) == (probe, recall)
@@ -129,6 +130,20 @@ def test_the_calibrated_probe_is_the_fewest_lists_that_reach_the_target_recall()
         index.probe = probe - 1
         assert measured_recall(vectors, index, vectors[rows], 20) < 0.95
     assert calibrate_probe(vectors, lists, target=1.0, k=20, n_queries=64)[1] == 1.0
+
+
+def test_eight_bit_codes_scored_again_find_what_float32_lists_find():
+    vectors = clustered(4000, seed=4)
+    queries = clustered(40, seed=5)
+    flat, codes = (
+        DenseIndex(vectors, build_ann(vectors, 40, sq8=False)),
+        DenseIndex(vectors, build_ann(vectors, 40)),
+    )
+    assert read_share(codes.ann, 40) == pytest.approx(0.25)
+    for probe in (4, 40):
+        flat.probe = codes.probe = probe
+        same = [flat.search(q, 20) == codes.search(q, 20) for q in queries]
+        assert sum(same) >= 38  # a few near-ties may fall outside the 8-bit candidates
 
 
 def test_eight_bit_codes_are_calibrated_by_searching_them():
@@ -202,7 +217,7 @@ def test_a_large_index_gets_an_inverted_file_that_adds_and_removals_keep(
     path = tmp_path / "idx"
     index = build_index(docs, path, embedder=hash_embedder, warn=lambda m: None)
     entry = index.manifest["ann"]
-    assert entry["kind"] == ANN_KIND and entry["codes"] == "flat"
+    assert entry["kind"] == ANN_KIND and entry["codes"] == "sq8"
     assert ANN_FILE in index.manifest["files"]
     assert 1 <= entry["probe"] <= entry["lists"] and entry["recall"] >= 0.98
     loaded = load_index(path, embedder=hash_embedder)
