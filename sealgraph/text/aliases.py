@@ -6,7 +6,7 @@ in its opening text ("Payments Platform Team (PPT)", "usually just called Beacon
 and its section headings. :func:`document_entries` ranks them for one document; the
 offline reasoner's gazetteer (:mod:`sealgraph.ledger.gazetteer`) is the union over
 the corpus, and an index writes the same entries at build time
-(:mod:`sealgraph.index._names`) so that nothing is derived at a user's first question.
+(:mod:`sealgraph.index.folder._gazetteer`) so that nothing is derived at a user's first question.
 Everything here reads the active lexicon (:func:`sealgraph.text.lexicon.use_lexicon`).
 """
 
