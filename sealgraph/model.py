@@ -24,6 +24,7 @@ from types import MappingProxyType
 __all__ = [
     "ANSWER_TYPES",
     "STRUCTURES",
+    "ChainHop",
     "Decision",
     "Facts",
     "Gap",
@@ -36,6 +37,7 @@ __all__ = [
     "QuestionNeeds",
     "Relation",
     "ReplacementResult",
+    "SetNeed",
     "Slot",
     "Step",
     "UtilityScore",
@@ -61,7 +63,51 @@ class NeedEntity:
     """Document ids the name links to through the gazetteer (empty when unknown)."""
     source: str
     """How it was found: ``gazetteer``, ``capitalized`` or ``quoted`` (offline), ``llm``
-    (named by the LLM reasoner, linked with :func:`~sealgraph.ledger.needs.linked_docs`)."""
+    (named by the LLM reasoner, linked with :func:`~sealgraph.ledger.needs.linked_docs`),
+    ``content`` (linked by the documents' openings,
+    :func:`~sealgraph.ledger.content_links.link_by_content`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetNeed:
+    """A set the question asks over: every member must be in the evidence.
+
+    "How has Intel's net sales changed over time?" asks over Intel's filings, one per
+    period: each is a member, found from the corpus (the documents the name links to),
+    ordered by period.
+    """
+
+    name: str
+    """The name the set belongs to, as the question writes it."""
+    key: str
+    """Normalised name."""
+    members: tuple[str, ...]
+    """Document ids of the members, in order (earliest period first)."""
+    labels: tuple[str, ...]
+    """A short label of each member ("2023 Q1"), in the same order."""
+    reason: str
+    """The words that ask over the set ("over the reported quarters")."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "name": self.name,
+            "key": self.key,
+            "members": list(self.members),
+            "labels": list(self.labels),
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SetNeed:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            data["name"],
+            data["key"],
+            tuple(data["members"]),
+            tuple(data.get("labels", ())),
+            data.get("reason", ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +132,14 @@ class QuestionNeeds:
     answer_modifiers: tuple[str, ...] = ()
     """Keys of named entities that only describe the answer ("German" in "Which German
     philosopher wrote X?"): the answer must be shown to fit them, they anchor nothing."""
+    sets: tuple[SetNeed, ...] = ()
+    """Sets the question asks over ("over time", "across these quarters"), each member a
+    document the evidence must hold (:func:`sealgraph.ledger.periods.set_needs`)."""
+    hop_relations: tuple[tuple[str, ...], ...] = ()
+    """The relation words of each hop, innermost (from the named entity) first: "who
+    leads the team that owns the system whose lag caused X" is (system, lag, caused),
+    (team, owns), (leads) (:func:`sealgraph.ledger.needs.hop_relations`; empty when
+    not read)."""
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dict."""
@@ -101,6 +155,8 @@ class QuestionNeeds:
             "options": list(self.options),
             "hops": self.hops,
             "answer_modifiers": list(self.answer_modifiers),
+            "sets": [x.to_dict() for x in self.sets],
+            "hop_relations": [list(h) for h in self.hop_relations],
         }
 
     @classmethod
@@ -118,6 +174,8 @@ class QuestionNeeds:
             options=tuple(data.get("options", ())),
             hops=int(data.get("hops", _default_hops(data["structure"]))),
             answer_modifiers=tuple(data.get("answer_modifiers", ())),
+            sets=tuple(SetNeed.from_dict(x) for x in data.get("sets", ())),
+            hop_relations=tuple(tuple(h) for h in data.get("hop_relations", ())),
         )
 
 
@@ -134,8 +192,8 @@ class NeedItem:
     """One concrete requirement derived from N(q)."""
 
     kind: str
-    """``entity``, ``mention``, ``relation``, ``bridge``, ``chain``, ``qualifier`` or
-    ``terms``."""
+    """``entity``, ``member``, ``mention``, ``relation``, ``bridge``, ``chain``,
+    ``qualifier`` or ``terms``."""
     key: str
     """Normalised entity key it is about ('' for a bridge with no resolved anchor)."""
     name: str
@@ -151,6 +209,14 @@ class NeedItem:
     """``bridge`` needs: stemmed role nouns that name the second hop ("director" in
     "the director of film X"); an anchor naming a document next to one of them
     states the asked link."""
+    hop: int = 0
+    """``chain`` needs: the hop they stand for (3 or more; the bridge is hop 2)."""
+    words: tuple[str, ...] = ()
+    """Words the need's passage must write: a ``chain`` need's stemmed relation words
+    of that hop (a ``bridge`` need's: those of the first hop, whose answer it
+    continues from; empty when not read); an ``entity`` need's year the question gives
+    that entity and the stems of the asked attribute ("X's shareholder equity in
+    2019": 2019, sharehold, equiti)."""
 
     def term_weights(self) -> Mapping[str, float]:
         """Word → weight of a ``terms`` or ``relation`` need (uniform without weights).
@@ -177,7 +243,8 @@ class Gap:
     entity: str
     """Entity the gap is about (display name)."""
     relation: str
-    """Relation words the gap asks for ('' when none)."""
+    """Relation words the gap asks for ('' when none; a missing entity asked with them
+    is wanted for what its passage states: a set member's passage on the asked relation)."""
     qualifier: str | None
     """Qualifier type asked for (``date``, ``number``, ``place``) or None."""
     reason: str
@@ -241,6 +308,53 @@ class MicroQuery:
 
 
 # --- Ledger facts ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChainHop:
+    """One hop of the question's chain, as the evidence states it.
+
+    The answer one passage states for hop i ("the performer of X is Y") is the entity
+    of hop i+1, asked with the relation words the earlier hops leave unstated.
+    """
+
+    hop: int
+    """1-based: hop 1 starts at the entity the question names."""
+    entity: str
+    """What the hop starts from: the question's entity, or the answer of the hop before."""
+    relation: str
+    """The question's relation words this hop is asked with (those still unstated)."""
+    answer: str
+    """Key of the name the supporting passage states as the hop's answer ("" when none
+    is read: the last hop, or a passage that names no candidate)."""
+    chunk_id: str
+    """The passage that supports the hop ("" when none does yet: the hop to ask for)."""
+    page: str = ""
+    """The document of the hop's entity when it has one ("" for the question's own
+    entity, or a name with no page of its own)."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dict."""
+        return {
+            "hop": self.hop,
+            "entity": self.entity,
+            "relation": self.relation,
+            "answer": self.answer,
+            "chunk_id": self.chunk_id,
+            "page": self.page,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ChainHop:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            int(data["hop"]),
+            str(data["entity"]),
+            str(data.get("relation", "")),
+            str(data.get("answer", "")),
+            str(data.get("chunk_id", "")),
+            str(data.get("page", "")),
+        )
 
 
 @dataclass(frozen=True, slots=True)

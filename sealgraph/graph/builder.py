@@ -3,9 +3,10 @@
 The topology::
 
     search → extract → assess ─┬─ sufficient / budget spent ──→ pack → generate
-                      ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
-                      └──── changed ←── replace ←─────┘
-                                        └─ no swap improves ─→ pack
+      │               ↑        └─ gaps → micro_query ─┬─ no candidates ─→ pack
+      │               └──── changed ←── replace ←─────┘         ↑
+      │                                 └─ no swap improves ─→ pack
+      └─ set larger than k ─→ Send: branch × groups ─→ merge ───┘
 
 Each node is a typed function ``(state, runtime: Runtime[RunContext]) -> Update`` of
 :mod:`sealgraph.nodes`. :class:`SealNode` runs it: it settles the run's context
@@ -28,13 +29,24 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import Send
 
 from sealgraph.config import SealConfig
 from sealgraph.graph.aio import LoopReasoner
 from sealgraph.graph.context import RunContext, SealContext, settle
 from sealgraph.graph.state import SealInput, SealOutput, SealState
 from sealgraph.index.protocol import SearchIndex, require_search_index
-from sealgraph.nodes import assess, extract, generate, micro_query, pack, replace, search
+from sealgraph.nodes import (
+    assess,
+    branch,
+    extract,
+    generate,
+    merge,
+    micro_query,
+    pack,
+    replace,
+    search,
+)
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.text.lexicon import use_lexicon
@@ -89,6 +101,20 @@ class SealNode(Runnable[SealState, Any]):
         loop = asyncio.get_running_loop()
         runtime = get_runtime()
         return await run_in_executor(config, self._run, input, runtime, loop)
+
+
+def _after_search(state: SealState) -> Literal["extract"] | list[Send]:
+    """Go on to the loop, or fan out: one ``branch`` per group of set members."""
+    groups = state.get("fanout") or []
+    if not groups:
+        return "extract"
+    return [
+        Send(
+            "branch",
+            {"question": state["question"], "needs": state["needs"], "group": g, "branch": i},
+        )
+        for i, g in enumerate(groups)
+    ]
 
 
 def _after_assess(state: SealState) -> Literal["pack", "micro_query"]:
@@ -186,6 +212,8 @@ NODE_FUNCTIONS: dict[str, NodeFn] = {
     "replace": replace.replace,
     "pack": pack.pack,
     "generate": generate.generate,
+    "branch": branch.branch,
+    "merge": merge.merge,
 }
 """The node functions by node name, in pipeline order."""
 
@@ -204,7 +232,9 @@ def seal_state_graph(make_node: Callable[[NodeFn], Any]) -> StateGraph:
     for name, fn in NODE_FUNCTIONS.items():
         g.add_node(name, make_node(fn))
     g.add_edge(START, "search")
-    g.add_edge("search", "extract")
+    g.add_conditional_edges("search", _after_search, ["extract", "branch"])
+    g.add_edge("branch", "merge")
+    g.add_edge("merge", "pack")
     g.add_edge("extract", "assess")
     g.add_conditional_edges("assess", _after_assess, ["micro_query", "pack"])
     g.add_conditional_edges("micro_query", _after_micro_query, ["replace", "pack"])

@@ -23,6 +23,11 @@ def _first_reason(current: str, new: str) -> str:
     return current or new
 
 
+def _gather(current: list | None, new: list | None) -> list:
+    """Collect the fan-out branches' results; None (written by ``search``) starts afresh."""
+    return [] if new is None else [*(current or []), *new]
+
+
 class _RunSettings(TypedDict, total=False):
     # A base of its own: ``total=False`` is how a key is optional whatever way the
     # annotations are read (LangChain's ``as_tool`` then asks for the question alone).
@@ -130,6 +135,11 @@ class SealState(SealInput, SealOutput):
     llm_calls: Annotated[int, operator.add]
     """LLM calls the run has made so far (retries and method probes included), kept
     against ``llm.max_calls`` like ``llm_seconds`` against ``llm.deadline_s``."""
+    fanout: list[dict[str, Any]]
+    """The groups of set members repaired apart, one branch each (empty: no fan-out);
+    each as :meth:`sealgraph.model.SetNeed.to_dict` writes it."""
+    branches: Annotated[list[dict[str, Any]], _gather]
+    """What each fan-out branch left (:meth:`sealgraph.repair.fanout.BranchResult.to_dict`)."""
     llm_circuit: Annotated[str, _first_reason]
     """Why the run's LLM circuit is open ("" while closed): the permanent failure
     (refused connection, rejected key, no supported structured output method) of the
@@ -151,9 +161,41 @@ class SearchUpdate(TypedDict, total=False):
     loop: int
     stop_reason: str
     sufficient: bool
+    fanout: list[dict[str, Any]]
+    branches: list[dict[str, Any]] | None
     llm_seconds: float
     llm_calls: int
     llm_circuit: str
+    seal_log: list[Event]
+
+
+class BranchInput(TypedDict):
+    """What one fan-out branch is sent (LangGraph ``Send``): the needs and its group."""
+
+    question: str
+    """The question."""
+    needs: NeedsRecord
+    """N(q) of the whole question."""
+    group: dict[str, Any]
+    """The members this branch repairs (:meth:`sealgraph.model.SetNeed.to_dict`)."""
+    branch: int
+    """The branch's number (0-based, in group order)."""
+
+
+class BranchUpdate(TypedDict, total=False):
+    """What ``branch`` writes: its result, gathered with the other branches'."""
+
+    branches: list[dict[str, Any]]
+    seal_log: list[Event]
+
+
+class MergeUpdate(TypedDict, total=False):
+    """What ``merge`` writes: the branches' sets as one evidence set, the members missing."""
+
+    slots: list[SlotRecord]
+    gaps: list[GapRecord]
+    loop: int
+    stop_reason: str
     seal_log: list[Event]
 
 

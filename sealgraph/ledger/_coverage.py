@@ -35,10 +35,22 @@ def _cover_entity(
     """Full for a passage of the entity's own document, 0.25 for one that names it.
 
     What the question asks about an entity is stated on its page; a passage that
-    only mentions the entity is a lead worth a little, never the need met.
+    only mentions the entity is a lead worth a little, never the need met. When the
+    question gives the entity a year ("X in 2019"), the year's passage is the one that
+    states the asked relation: another passage of its document is half of it.
     """
     if passage.doc_id in item.targets:
-        return 1.0
+        # "X's shareholder equity in 2019": X's passage that states the asked attribute
+        # (the year aside: a report of that year need not repeat it); another of X's
+        # passages is half of it.
+        asked = {w for w in item.words if not w.isdigit()}
+        if not asked:
+            return 1.0
+        # Stated in one sentence ("Shareholder equity reached $1.4 billion"), not
+        # scattered over a passage that mentions equity here and shareholders there.
+        sentences = passage.sentence_words or (passage.words,)
+        stated = max(len(asked & s) for s in sentences) / len(asked)
+        return 1.0 if stated >= _YEAR_RELATION else 0.5
     return 0.25 if item.key in passage.mentioned_keys() else 0.0
 
 
@@ -109,6 +121,7 @@ def _cover_qualifier(
 
 _COVER_BY_KIND: dict[str, Callable[..., float]] = {
     "entity": _cover_entity,
+    "member": _cover_entity,
     "terms": _cover_terms,
     "relation": _cover_relation,
     "mention": _cover_mention,
@@ -141,7 +154,11 @@ def set_cover(
     return max(cover(item, p, passages, items) for p in passages)
 
 
-_SELF_CONTAINED = frozenset(["entity", "mention", "qualifier"])
+_SELF_CONTAINED = frozenset(["entity", "member", "mention", "qualifier"])
+
+_YEAR_RELATION = 0.66
+"""Share of the asked attribute's words one sentence of an entity's passage must state
+when the question gives the entity a year ("X's shareholder equity in 2019")."""
 """Needs each passage meets or not by itself, whatever else the set holds."""
 
 

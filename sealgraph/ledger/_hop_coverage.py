@@ -15,7 +15,8 @@ from sealgraph.ledger._cover_memo import memoised, remember
 from sealgraph.ledger._need_items import MET, _entity_docs
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.model import NeedItem
-from sealgraph.text.lexicon import active, stemmed, stemmed_terms
+from sealgraph.text.lexicon import active, stemmed, stemmed_terms, words
+from sealgraph.text.names import proper_names
 
 
 def _bridge_context(
@@ -62,13 +63,16 @@ def _cover_bridge(
     """
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
-        return 0.0
+        return 1.0 if _hop_within(item, passage) else 0.0
     anchor_docs = set(item.targets) or entity_docs
     anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
     confirmed, side_link = _role_hop(item, passage, anchors)
     if confirmed:
         return _confirmed_hop(item, passage)
+    side_link = side_link or _other_kind(item, passage)
     link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
+    # Read from what the grade may read (the memo keys it on the anchors alone).
+    answer = _names_hop_answer(item, passage, anchors if entity_docs else context, items)
     if link < 1.0:
         sources = _name_sources(passage, anchors, context, entity_docs)
         if sources:
@@ -77,7 +81,160 @@ def _cover_bridge(
                 return _confirmed_hop(item, passage)
             if not link:
                 link = named
-    return _discounted_link(link, item, passage, anchors, items)
+    discounted = _discounted_link(link, item, passage, anchors, items)
+    # Naming the answer an anchor states is the link itself: a hop's passage need not
+    # repeat the question's words ("an assistant to professor Ernst Mach").
+    return max(discounted, _ANSWER_LINK) if answer else discounted
+
+
+# Ranking bonus of a hop name given in the asked role: less than one shared
+# question word, so it breaks ties between names of one sentence.
+ROLE_NAME_BONUS = 0.5
+_HOP_ANSWERS = 2
+_ANSWER_LINK = 0.8
+"""Link strength of a passage naming what an anchor states as the hop's answer: a
+content link, below the met threshold unless the role confirms it."""
+"""How many of the names an anchor states for the next hop are read as its answer."""
+
+
+def scored_hop_names(
+    anchors: Sequence[PassageFeatures],
+    qwords: set[str] | frozenset[str],
+    roles: frozenset[str],
+    skip: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, tuple[float, int, PassageFeatures]]:
+    """Proper names the anchors write that could answer the hop: key → (score, sentence, anchor).
+
+    A name (one with no page of its own, or a rare one) scores by how many of the
+    question's words share its sentence ("the mother of the lead character (played by
+    Mira Castellan)"), plus :data:`ROLE_NAME_BONUS` when the anchor gives it the asked
+    role; names the question writes itself, and names in ``skip``, are no answer.
+    """
+    scored: dict[str, tuple[float, int, PassageFeatures]] = {}
+    for p in anchors:
+        in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
+        for sent, key in p.names:
+            if key in skip or not _hop_name(key, qwords):
+                continue
+            score = len(qwords & p.words_of_sentence(sent)) + (
+                ROLE_NAME_BONUS if key in in_role else 0.0
+            )
+            if score and score > scored.get(key, (0.0, 0, p))[0]:
+                scored[key] = (score, sent, p)
+    return scored
+
+
+def _hop_answers(
+    item: NeedItem, anchors: Sequence[PassageFeatures], items: Sequence[NeedItem]
+) -> frozenset[str]:
+    """Keys of the names the anchors state as the answer of the hop before: the best two.
+
+    Only rare names link (a defined term every agreement writes, "Confidential
+    Materials", would link them all), scored by the hop's own words in its sentence
+    (the question's words when the hop has none), plus the role bonus; a name with a
+    page of its own is not read here (its page is the hop, linked by title).
+    """
+    question = _question_words(items)
+    # The bridge reads hop 1's answer by hop 1's own words; a later hop's need holds its
+    # own words, not those of the hop before: the question's words read that one.
+    words = (set(item.words) if item.kind == "bridge" else set()) or question
+    roles = frozenset(next((it.roles for it in items if it.roles), ()))
+    scored: dict[str, float] = {}
+    for p in anchors:
+        in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
+        paged = p.mentioned_keys()  # a name with a page of its own links by title
+        for sent, key in p.names:
+            if key == p.topic or key in paged or not _hop_name(key, question):
+                continue
+            score = len(words & p.words_of_sentence(sent)) + (
+                ROLE_NAME_BONUS if key in in_role else 0.0
+            )
+            if score > scored.get(key, 0.0):
+                scored[key] = score
+    ranked = sorted(scored, key=lambda k: (-scored[k], k))
+    return frozenset(ranked[:_HOP_ANSWERS])
+
+
+def _names_hop_answer(
+    item: NeedItem,
+    passage: PassageFeatures,
+    anchors: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+) -> bool:
+    """Tell whether the passage names what an anchor states as the hop's answer.
+
+    The answer of one hop is the entity of the next: "Mach's principle is credited to
+    Ernst Mach" makes a passage naming Ernst Mach the next hop, whatever it says of
+    him. Read from the anchors other than the passage's own document.
+    """
+    others = [a for a in anchors if a.doc_id != passage.doc_id]
+    if not others:
+        return False
+    answers = remember(
+        (_hop_answers, id(item), frozenset(map(id, others)), id(items)),
+        (item, tuple(others), items),
+        lambda: _hop_answers(item, others, items),
+    )
+    return passage.topic in answers or bool(answers & passage.name_keys())
+
+
+def _other_kind(item: NeedItem, passage: PassageFeatures) -> bool:
+    """Tell whether the passage's page is of another kind than the asked role's holder.
+
+    "The incident commander of X" is a person: a page titled as a group ("Reliability
+    Guild") that X links to is no commander, only a side link.
+    """
+    lex = active()
+    if not item.roles or not frozenset(item.roles) & stemmed(lex.person_heads):
+        return False
+    head = passage.title.lower().split()[-1:] if passage.title else []
+    return bool(head) and head[0] in lex.organization_heads | lex.place_heads
+
+
+def _hop_within(item: NeedItem, passage: PassageFeatures) -> bool:
+    """Tell whether a passage of the anchor's own document states both hops.
+
+    "Dana Whitcombe has led the team since 2019. Dana Whitcombe joined in April 2016":
+    the anchor names the asked role's holder, someone with no page of their own, and
+    states the compared value in the same passage. Only for a comparison's typed
+    bridge (a value of the asked type one hop away); a holder with a page is followed
+    to it.
+    """
+    if not item.roles or item.qualifier_type not in ("date", "number"):
+        return False
+    if len(item.targets) != 1 or passage.doc_id not in item.targets:
+        # Another option's document, or one of several pages of one name (films of one
+        # title): no option's own passage.
+        return False
+    if item.qualifier_type not in passage.qualifier_types():
+        return False
+    # Only a role a person holds ("lead", "director"): a "wedding" holds nobody.
+    lex = active()
+    roles = frozenset(item.roles) & stemmed(lex.person_heads | lex.agent_roles)
+    if not roles or passage.role_linked_docs(roles):
+        return False
+    holders = passage.role_named_keys(roles) - {passage.topic}
+    return any(not _former(passage.text, key) for key in holders)
+
+
+def _former(text: str, key: str) -> bool:
+    """Tell whether every mention of the name ``key`` in ``text`` marks a past holder.
+
+    "Its first lead, Martin Okonkwo, left in 2019": a former word just before the
+    name, or a departure just after it (the lexicon's ``former_words`` and
+    ``departure_words``).
+    """
+    lex = active()
+    found = False
+    for start, name in proper_names(text):
+        if name != key:
+            continue
+        found = True
+        before = words(text[max(0, start - 40) : start])[-3:]
+        after = words(text[start : start + len(key) + 40])[len(key.split()) :][:2]
+        if not (set(before) & lex.former_words or set(after) & lex.departure_words):
+            return False
+    return found
 
 
 def _role_hop(
@@ -178,18 +335,33 @@ def _discounted_link(
 
 
 def _first_hops(
-    context: Sequence[PassageFeatures], items: Sequence[NeedItem], *, besides: str = ""
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+    *,
+    besides: str = "",
+    hop: int = 2,
 ) -> list[PassageFeatures]:
-    """Passages of ``context`` (other than chunk ``besides``) that meet the bridge need."""
-    bridge = next((it for it in items if it.kind == "bridge"), None)
-    if bridge is None:
+    """Passages of ``context`` (other than chunk ``besides``) that meet hop ``hop``'s need.
+
+    Hop 2 is the bridge need; hop 3 and on, the ``chain`` need of that hop.
+    """
+    need = next(
+        (
+            it
+            for it in items
+            if (it.kind == "bridge" and hop == 2) or (it.kind == "chain" and it.hop == hop)
+        ),
+        None,
+    )
+    if need is None:
         return []
-    # A chain grades every passage of one set against the same first hops: they
-    # are found once per set (inside a coverage memo), then ``besides`` is left out.
+    # A chain grades every passage of one set against the same prior hops: they are
+    # found once per set (inside a coverage memo), then ``besides`` is left out.
+    grade = _cover_bridge if need.kind == "bridge" else _cover_chain
     met = remember(
-        (_first_hops, id(bridge), frozenset(map(id, context)), id(items)),
-        (bridge, tuple(context), items),
-        lambda: [q for q in context if _cover_bridge(bridge, q, context, items) >= MET],
+        (_first_hops, id(need), frozenset(map(id, context)), id(items)),
+        (need, tuple(context), items),
+        lambda: [q for q in context if grade(need, q, context, items) >= MET],
     )
     return [q for q in met if q.chunk_id != besides]
 
@@ -201,18 +373,19 @@ def _cover_chain(
     context: Sequence[PassageFeatures],
     items: Sequence[NeedItem],
 ) -> float:
-    """Strength of the passage as the hop after the first: linked from a first hop.
+    """Strength of the passage as a hop after the second: linked from the hop before.
 
-    A passage about another document that a first-hop passage links to (by title, or
-    through a rare name both write) continues the chain; the question's own entities'
-    documents and the first hops' own documents do not.
+    A passage about another document that a passage of the hop before links to (by
+    title, or through a rare name both write), or that names what that passage states
+    as its hop's answer, continues the chain; the question's own entities' documents
+    and the earlier hops' own documents do not.
     """
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
         return 0.0
     firsts = [
         q
-        for q in _first_hops(context, items, besides=passage.chunk_id)
+        for q in _first_hops(context, items, besides=passage.chunk_id, hop=max(2, item.hop - 1))
         if q.doc_id != passage.doc_id
     ]
     if not firsts:
@@ -221,12 +394,18 @@ def _cover_chain(
         passage.topic in q.name_keys() for q in firsts
     )
     if not linked:
-        return 0.0
+        if not _names_hop_answer(item, passage, firsts, items):
+            return 0.0
+        # Naming the answer the hop before states, and stating this hop's own words
+        # ("Ada Quill was born in ..."), is the hop.
+        return 1.0 if set(item.words) & passage.words else _ANSWER_LINK
     # The last link states what the rest of the evidence leaves unsaid ("leads" once
     # the team is known): a passage of the linked document without it is half a hop.
+    # The hop's own words when the question's form gives them ("leads" for "who leads
+    # the team that ..."), else the relation words no other passage states.
     terms = next((frozenset(it.key.split()) for it in items if it.kind == "terms"), frozenset())
     others = [q.words for q in context if q.chunk_id != passage.chunk_id]
-    residual = terms - frozenset().union(*others)
+    residual = frozenset(item.words) or terms - frozenset().union(*others)
     if not residual:
         return 1.0
     return 0.5 + 0.5 * min(1.0, 2 * len(residual & passage.words) / len(residual))

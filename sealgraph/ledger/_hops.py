@@ -16,6 +16,7 @@ lexicon's (:mod:`sealgraph.text.lexicon`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ def _entity_head(word: str) -> bool:
     if not word or word in lex.stop_words or word in lex.property_heads or word[:1].isdigit():
         return False
     singular = word[:-3] + "y" if word.endswith("ies") else word.rstrip("s")
+    if singular in lex.property_heads:
+        return False  # "inventory levels", "the figures"
     suffixes = lex.property_suffixes
     return not (word.endswith(suffixes) or singular.endswith(suffixes))
 
@@ -159,6 +162,7 @@ def _possessive(form: _Form, i: int) -> tuple[int, int] | None:
         and _word(toks[j + 1])
         and toks[j + 1] not in lex.stop_words
         and toks[j + 1] not in lex.question_words
+        and toks[j] not in lex.property_heads  # "X's total net sales changed": "total"
     ):
         j += 1
     if _entity_head(toks[j]):
@@ -226,6 +230,20 @@ def _reduced_relative(form: _Form, i: int) -> tuple[int, int] | None:
     return None
 
 
+def _opens_name_role(form: _Form, i: int) -> bool:
+    toks = form.toks
+    return toks[i] == _MASK and i >= 1 and i + 1 < len(toks) and toks[i - 1] in form.lex.determiners
+
+
+def _name_role(form: _Form, i: int) -> tuple[int, int] | None:
+    """Read a role noun after a name: "the Another Page performer" is its performer."""
+    lex = form.lex
+    role = form.toks[i + 1]
+    if role in lex.agent_roles or role in lex.person_heads:
+        return (i + 1, _nesting_weight(role))
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Construct:
     """A form that describes an unnamed entity, and how to read it."""
@@ -245,6 +263,7 @@ _CONSTRUCTS = (
     _Construct(_opens_indefinite, _indefinite_description, last_only=True),
     _Construct(_opens_same_as, _same_as),
     _Construct(_opens_reduced_relative, _reduced_relative),
+    _Construct(_opens_name_role, _name_role),
 )
 """The constructs a nesting is read from. A token opens at most one: the first that
 matches reads it, whether it finds a nesting or not."""
@@ -319,3 +338,40 @@ def question_hops(
         )
     )
     return max(1, min(MAX_HOPS, nest if identity else nest + 1))
+
+
+def hop_relations(
+    question: str, entity_spans: Sequence[tuple[int, int]], hops: int
+) -> tuple[tuple[str, ...], ...]:
+    """Return the relation words of each hop, innermost (from the named entity) first.
+
+    The asked clause is cut at the head of each description it nests ("the team that
+    owns | the system whose lag caused | X"): the words from one head to the next are
+    the hop that head names, the words before the outermost head the hop the question
+    asks last ("who leads"), with what follows the last name ("... was born?").
+    Descriptions beyond ``hops`` are read into the last hop.
+    Each hop's words are its content words (names masked); a hop may have none.
+    """
+    lex = active()
+    lo, hi = asked_clause(question)
+    toks = _masked_tokens(question, _without_possessive(question, entity_spans), lo, hi)
+    heads = sorted({p for p, _ in _nestings(toks)})
+    bounds = [0, *heads, len(toks)]
+    segments = [toks[a:b] for a, b in itertools.pairwise(bounds)]
+    # "In which town was the person who ... caused X born?": what follows the last name
+    # closes the asked clause, unless the innermost description is a reduced relative
+    # clause ("the person X was named after"), which ends with it.
+    last = max((i for i, t in enumerate(toks) if t == _MASK), default=-1)
+    if heads and last > heads[-1] + 1 and last + 1 < len(toks):
+        segments[0] = [*segments[0], *toks[last + 1 :]]
+        segments[-1] = segments[-1][: last + 1 - heads[-1]]
+    words = [
+        tuple(
+            t for t in seg if _word(t) and t not in lex.stop_words and t not in lex.question_words
+        )
+        for seg in reversed(segments)
+    ]
+    words = [w for w in words if w] or [()]
+    if len(words) > hops:  # more descriptions than hops: the outer ones ask the last hop
+        words = [*words[: hops - 1], tuple(t for w in words[hops - 1 :] for t in w)]
+    return tuple(words)

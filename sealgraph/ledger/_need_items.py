@@ -1,6 +1,8 @@
 """Need items: N(q) expanded into concrete requirements a set of passages meets or not.
 
 - ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``member``: for a set the question asks over, a passage of each member document
+  (one company's filing of each period), instead of one of the name's documents;
 - ``mention``: for names the corpus has no document for, a passage mentioning them;
 - ``terms``: the question's relation words somewhere in the set (a soft need: it
   steers the utility, never blocks the gate);
@@ -8,7 +10,8 @@
   passages of the named entities' documents (or by passages linked to them);
 - ``bridge``: for questions whose form nests a relation (two hops or more), a passage
   linked to a question entity's passage that can hold an answer of the expected type;
-- ``chain``: for three hops or more, a passage linked onward from a first hop;
+- ``chain``: for three hops or more, one per hop after the bridge: a passage linked
+  onward from the hop before (or naming the answer that hop's passage states);
 - ``qualifier``: for comparisons of dates or numbers, a value of that type in each
   compared entity's passage.
 
@@ -80,13 +83,76 @@ def _entity_items(needs: QuestionNeeds) -> list[NeedItem]:
         and needs.hops < 2
         and any(e.targets for e in needs.entities if e.key not in needs.answer_modifiers)
     )
+    in_sets = {s.key for s in needs.sets}
+    items.extend(member_items(needs))
+    years = entity_years(needs)
     for e in needs.entities:
-        if e.key in needs.answer_modifiers:
+        if e.key in needs.answer_modifiers or e.key in in_sets:
             continue  # "German" in "which German philosopher": the answer must fit it
         if e.targets:
-            items.append(NeedItem("entity", e.key, e.name, e.targets))
+            items.append(NeedItem("entity", e.key, e.name, e.targets, words=years.get(e.key, ())))
         elif len(content_words(e.name)) >= 1 and not scoped:
             items.append(NeedItem("mention", e.key, e.name))
+    return items
+
+
+def entity_years(needs: QuestionNeeds) -> dict[str, tuple[str, ...]]:
+    """Return the years the question gives each named document: "X in 2019 and Y in 2021".
+
+    A year written right after a name (after a preposition or a possessive, a few
+    words at most, no other name between) qualifies that name: its need is the year
+    and the asked attribute's stems, its passage the one that states the attribute.
+    Years elsewhere ("the 1959 final") qualify no name.
+    """
+    lex = active()
+    question = needs.question
+    out: dict[str, tuple[str, ...]] = {}
+    for e in needs.entities:
+        at = question.find(e.name)
+        if not e.targets or at < 0:
+            continue
+        after = question[at + len(e.name) : at + len(e.name) + 40]
+        m = lex.entity_year_re.match(after) if lex.entity_year_re else None
+        if m:
+            out[e.key] = (m.group(1), *_attribute_stems(needs))
+    return out
+
+
+def _attribute_stems(needs: QuestionNeeds) -> tuple[str, ...]:
+    """Stems of the attribute a question compares or asks ("shareholder equity").
+
+    Its relation words without the words that compare ("compare", "higher"), those
+    that name the answer's kind ("company") and years.
+    """
+    lex = active()
+    kinds = lex.organization_heads | lex.person_heads | lex.place_heads | lex.time_heads
+    words = [
+        w
+        for w in needs.relation_terms
+        if not w.isdigit()
+        and w not in kinds
+        and not lex.comparative_re.fullmatch(w)
+        and not lex.relating_re.fullmatch(w)
+        and not lex.more_re.fullmatch(w)
+        and not lex.less_re.fullmatch(w)
+    ]
+    return tuple(dict.fromkeys(stem(w) for w in words))
+
+
+def member_items(needs: QuestionNeeds) -> list[NeedItem]:
+    """Return a ``member`` need per member of each set the question asks over, in set order.
+
+    Its name says which member ("Intel's (2023 Q1)"); its one target is the member's
+    document. A document two sets share is one need.
+    """
+    items = []
+    seen: set[str] = set()
+    for group in needs.sets:
+        for doc, label in zip(group.members, group.labels, strict=True):
+            if doc not in seen:
+                seen.add(doc)
+                name = f"{group.name} ({label})" if label else group.name
+                items.append(NeedItem("member", group.key, name, (doc,)))
     return items
 
 
@@ -117,14 +183,28 @@ def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
             anchor.key if anchor else "",
             anchor.name if anchor else "",
             (),
-            _TYPED.get(needs.answer_type),
+            # Only the last hop holds the answer: a bridge of a longer chain is typeless.
+            _TYPED.get(needs.answer_type) if needs.hops == 2 else None,
             roles=role_terms(needs.question),
+            words=tuple(sorted({stem(w) for w in needs.hop_relations[0]}))
+            if needs.hop_relations
+            else (),
         )
     ]
-    if needs.hops >= 3:
-        # "Who leads the team that owns the system that caused X?": the answer is two
-        # links away from X's document, so a first hop alone does not answer it.
-        items.append(NeedItem("chain", anchor.key if anchor else "", anchor.name if anchor else ""))
+    # "Who leads the team that owns the system that caused X?": the answer is two
+    # links away from X's document, so a first hop alone does not answer it: one
+    # ``chain`` need per hop after the bridge.
+    for hop in range(3, needs.hops + 1):
+        said = needs.hop_relations[hop - 1] if hop <= len(needs.hop_relations) else ()
+        items.append(
+            NeedItem(
+                "chain",
+                anchor.key if anchor else "",
+                anchor.name if anchor else "",
+                hop=hop,
+                words=tuple(sorted({stem(w) for w in said})),
+            )
+        )
     return items
 
 
@@ -227,5 +307,9 @@ def role_terms(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+NAMED_KINDS = frozenset(["entity", "member"])
+"""Need kinds met by a passage of a document the question names (by name or as a set)."""
+
+
 def _entity_docs(items: Sequence[NeedItem]) -> set[str]:
-    return {d for it in items if it.kind == "entity" for d in it.targets}
+    return {d for it in items if it.kind in NAMED_KINDS for d in it.targets}

@@ -9,11 +9,13 @@ qualifiers are dates, numbers and places found by the active lexicon's patterns
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from sealgraph.ledger.gazetteer import Gazetteer, Mention
 from sealgraph.model import Facts, Provenance, Qualifier, Relation
+from sealgraph.text.chunking import split_sentences
 from sealgraph.text.lexicon import active, content_words, stemmed_terms, words
 from sealgraph.text.names import normalize_name, proper_names
 from sealgraph.types import Chunk
@@ -60,6 +62,25 @@ class PassageFeatures:
         """Keys of the proper names the passage writes."""
         return {k for _, k in self.names}
 
+    def written_names(self) -> tuple[tuple[int, str], ...]:
+        """``(sentence, key)`` of every proper name the text writes, rare or not.
+
+        :attr:`names` keeps only the distinctive ones (they link passages by
+        themselves); a hop's answer is read among all of them ("Amy Poehler" is named
+        in many passages, and is still what this sentence says plays the part).
+        Sentences are those of :meth:`text_sentence_words`.
+        """
+        return _written_names(self.chunk_id, self.text)[0]
+
+    def text_sentence_words(self, i: int) -> frozenset[str]:
+        """Stemmed content words of sentence ``i`` of the text, as the splitter cuts it.
+
+        A passage stored as one sentence (a multi-hop QA paragraph) is still read
+        sentence by sentence here: which name a hop's words sit next to.
+        """
+        words_of = _written_names(self.chunk_id, self.text)[1]
+        return words_of[i] if i < len(words_of) else self.words
+
     def mentioned_keys(self) -> set[str]:
         """Normalised keys of every entity the passage mentions."""
         return {m.key for _, m in self.mentions}
@@ -85,12 +106,13 @@ class PassageFeatures:
         return _role_linked_docs(self.chunk_id, self.text, self.mentions, terms)
 
     def role_named_keys(self, terms: frozenset[str]) -> frozenset[str]:
-        """Keys of the passage's proper names written a few words after one of ``terms``.
+        """Keys of the passage's proper names written next to one of ``terms``.
 
         The content-link counterpart of :meth:`role_linked_docs` for names with no
         page of their own: "a treatise by the reformer Zed Young" names Zed Young in
-        the role "by". Only names in :attr:`names` count (the distinctive
-        ones, once filtered by the corpus knowledge).
+        the role "by", and so does "Zed Young served as reformer" (the role a few
+        words after the name, not given away by a "by"). Only names in :attr:`names`
+        count (the distinctive ones, once filtered by the corpus knowledge).
         """
         if not terms or not self.names:
             return frozenset()
@@ -146,10 +168,39 @@ def _role_named_keys(
         return frozenset(
             name
             for start, name in proper_names(text)
-            if name in keys and any(lex.stem(w) in terms for w in _words_before(text, start))
+            if name in keys
+            and (
+                any(lex.stem(w) in terms for w in _words_before(text, start))
+                or _role_after(text, start, len(name.split()), terms)
+            )
         )
 
     return _memo(("names", lex, chunk_id, text, keys, terms), compute)
+
+
+def _role_after(text: str, start: int, n_words: int, terms: frozenset[str]) -> bool:
+    """Tell whether the name of ``n_words`` words at ``start`` is given the role after it.
+
+    "Oluwaseun Adebayo served as incident commander": a role word a few words after
+    the name, in its sentence, says who holds the role; "X, directed by Y" and "X was
+    directed" do not (a "by" before or right after the role word, or a passive, gives
+    the role to someone else).
+    """
+    lex = active()
+    # A sentence ends at its mark, even one glued to the next ("Metrano.It was ...").
+    after = re.split(r"[.;!?](?:\s|$|(?=[A-Z]))", text[start : start + 160])[0]
+    following = words(after)[n_words : n_words + _ROLE_WORDS_BEFORE]
+    # Only words that say "holds" may stand between ("X served as", "X is the"): in
+    # "a Shaw Brothers kung fu film directed by Y" the role is not the name's.
+    linking = lex.copulas | lex.determiners | lex.as_words | lex.holder_verbs
+    for i, word in enumerate(following):
+        if lex.stem(word) in terms:
+            # "X was directed ...": passive, the role is someone else's.
+            passive = i > 0 and following[i - 1] in lex.copulas
+            return not passive and (i + 1 >= len(following) or following[i + 1] not in lex.by_words)
+        if word not in linking:
+            return False
+    return False
 
 
 def _words_before(text: str, start: int) -> list[str]:
@@ -157,6 +208,18 @@ def _words_before(text: str, start: int) -> list[str]:
     # Stop at a sentence end: a role word of the previous sentence says nothing.
     before = re.split(r"[.;!?]\s", text[max(0, start - 80) : start])[-1]
     return words(before)[-_ROLE_WORDS_BEFORE:]
+
+
+@functools.lru_cache(maxsize=20_000)
+def _written_names(
+    chunk_id: str, text: str
+) -> tuple[tuple[tuple[int, str], ...], tuple[frozenset[str], ...]]:
+    """Every proper name of ``text`` by sentence, and each sentence's stemmed words."""
+    spans = tuple(split_sentences(text)) or ((0, len(text)),)
+    names = tuple(
+        dict.fromkeys((_sentence_of(spans, start), key) for start, key in proper_names(text))
+    )
+    return names, tuple(stemmed_terms(text[a:b]) for a, b in spans)
 
 
 def _sentence_of(spans: tuple[tuple[int, int], ...], pos: int) -> int:

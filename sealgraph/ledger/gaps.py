@@ -4,6 +4,7 @@ A question's needs are expanded into concrete *need items* that a set of passage
 either covers or not:
 
 - ``entity``: a passage about each entity the question names (gazetteer-linked);
+- ``member``: a passage of each member of a set the question asks over;
 - ``mention``: for names the corpus has no document for, a passage mentioning them;
 - ``relation``: for single-hop questions, the question's relation words stated by
   passages of the named entities' documents (or by passages linked to them, when
@@ -42,7 +43,7 @@ from sealgraph.ledger._coverage import (
     relation_share,
     set_cover,
 )
-from sealgraph.ledger._hop_coverage import _first_hops, _hop_name, _question_words, _role_names
+from sealgraph.ledger._hop_coverage import _first_hops, _question_words, scored_hop_names
 from sealgraph.ledger._need_items import (
     MET,
     _entity_docs,
@@ -51,6 +52,7 @@ from sealgraph.ledger._need_items import (
     relation_item,
     role_terms,
 )
+from sealgraph.ledger.chain import follow_chain, next_hop
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.model import Gap, NeedItem, QuestionNeeds
 from sealgraph.text.lexicon import stem, stemmed_terms
@@ -74,10 +76,6 @@ __all__ = [
     "set_cover",
 ]
 
-# Ranking bonus of a hop name given in the asked role: less than one shared
-# question word, so it breaks ties between names of one sentence.
-_ROLE_NAME_BONUS = 0.5
-
 
 def gap_spec(
     needs: QuestionNeeds,
@@ -89,7 +87,7 @@ def gap_spec(
     cov = coverage(items, passages)
     relation = " ".join(needs.relation_terms[:6])
     for i, (it, c) in enumerate(zip(items, cov, strict=True)):
-        if c >= MET or it.kind in ("terms", "chain"):
+        if c >= MET or it.kind == "terms":
             continue
         # Any other kind is read as a bridge.
         gap = _GAP_BY_KIND.get(it.kind, _bridge_gap)(i, it, needs, items, passages, relation)
@@ -106,13 +104,21 @@ def _entity_gap(
     passages: Sequence[PassageFeatures],
     relation: str,
 ) -> Gap | None:
-    """Ask for a named entity no passage of the evidence is about."""
+    """Ask for a named entity no passage of the evidence is about.
+
+    A member of a set the question asks over, or an entity the question gives a year
+    ("X in 2019"), is asked for with the question's relation words (and the year): its
+    passage on the asked relation is wanted, not its opening.
+    """
+    member = it.kind == "member"
     return Gap(
         "missing_entity",
         it.name,
-        "",
+        relation if member else " ".join((*it.words, relation)) if it.words else "",
         None,
-        f"no evidence passage is about {it.name!r}",
+        f"no evidence passage is from the set member {it.name!r}"
+        if member
+        else f"no evidence passage is about {it.name!r}",
         it.targets,
         i,
     )
@@ -203,20 +209,32 @@ def _chain_gap(
     passages: Sequence[PassageFeatures],
     relation: str,
 ) -> Gap | None:
-    """Ask for the next hop of a chain: the documents a first hop links onward to."""
-    # Only once a first hop is in the evidence: follow its links onward.
-    firsts = {q.doc_id for q in _first_hops(passages, items)}
-    if not firsts:
+    """Ask for a hop after the second: the entity the hop before states, then its links.
+
+    Only once the hop before is in the evidence (its passage, or the answer it states):
+    the chain is followed one hop at a time.
+    """
+    prior = {q.doc_id for q in _first_hops(passages, items, hop=it.hop - 1)}
+    following = next_hop(follow_chain(needs, items, passages))
+    if not prior and following is None:
         return None
-    targets = bridge_targets(needs, items, passages, anchor_docs=firsts)
+    targets = bridge_targets(needs, items, passages, anchor_docs=prior) if prior else ()
+    if following is None:
+        entity, words, hops = it.name or "the question's subject", relation, ()
+    else:
+        entity, words = following.entity, following.relation
+        hops = ((entity, words),)
+        # The entity's page, when it has one, is asked first for the hop's words.
+        targets = tuple(dict.fromkeys((following.page, *targets))) if following.page else targets
     return Gap(
         "missing_relation",
-        it.name or "the question's subject",
-        relation,
+        entity,
+        words,
         None,
-        f"no passage linked from the first hop ({', '.join(sorted(firsts))}) answers '{relation}'",
+        f"hop {it.hop}: no passage linked from the hop before answers '{words}'",
         targets,
         i,
+        hops,
     )
 
 
@@ -231,6 +249,12 @@ def _bridge_gap(
     """Ask for the second hop: the documents and names the anchors link to."""
     targets = bridge_targets(needs, items, passages, anchor_docs=set(it.targets))
     hops = bridge_names(needs, items, passages, anchor_docs=set(it.targets))
+    # The hop the question's chain reaches next: the answer hop 1's passage states.
+    following = next_hop(follow_chain(needs, items, passages))
+    if following is not None and it.kind == "bridge" and following.hop == 2:
+        hops = tuple(dict.fromkeys(((following.entity, following.relation), *hops)))
+        if following.page:
+            targets = tuple(dict.fromkeys((following.page, *targets)))
     subject = it.name or "the question's subject"
     what = f" holding a {it.qualifier_type}" if it.qualifier_type else ""
     return Gap(
@@ -247,6 +271,7 @@ def _bridge_gap(
 
 _GAP_BY_KIND: dict[str, Callable[..., Gap | None]] = {
     "entity": _entity_gap,
+    "member": _entity_gap,
     "mention": _mention_gap,
     "relation": _relation_gap,
     "qualifier": _qualifier_gap,
@@ -312,18 +337,10 @@ def bridge_names(
     qwords = _question_words(items) | set(stemmed_terms(needs.question))
     in_set = {p.topic for p in passages}
     roles = frozenset(next((it.roles for it in items if it.roles), ()))
-    scored: dict[str, tuple[float, str]] = {}
-    for p in anchors:
-        # A name given in the asked role ("a painting by X" for "the creator of")
-        # beats other names of an equally relevant sentence.
-        in_role = _role_names(p, roles, p.role_linked_docs(roles)) if roles else frozenset()
-        for sent, key in p.names:
-            if key in in_set or not _hop_name(key, qwords):
-                continue
-            sent_words = p.words_of_sentence(sent)
-            score = len(qwords & sent_words) + (_ROLE_NAME_BONUS if key in in_role else 0.0)
-            if score and score > scored.get(key, (0.0, ""))[0]:
-                rest = [w for w in needs.relation_terms if stem(w) not in sent_words]
-                scored[key] = (score, " ".join(rest[:4]))
+    scored = {}
+    for key, (score, sent, p) in scored_hop_names(anchors, qwords, roles, in_set).items():
+        sent_words = p.words_of_sentence(sent)
+        rest = [w for w in needs.relation_terms if stem(w) not in sent_words]
+        scored[key] = (score, " ".join(rest[:4]))
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))
     return tuple((k, rel) for k, (_, rel) in ranked[:limit])

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sealgraph.index.derived import read_derived, write_derived
+from sealgraph.ledger.content_links import OPENING_CHARS, ContentNames
 from sealgraph.ledger.extract import PassageFeatures, passage_features
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
+from sealgraph.ledger.periods import DocPeriod, document_period
 from sealgraph.packing.scoring import repeated_lines
 from sealgraph.text.chunking import indexed_text
 from sealgraph.text.lexicon import active, lexicon_of, use_lexicon, words
@@ -50,6 +52,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # of an absolute floor and a share of the corpus).
 _MIN_NAME_DF = 5
 _NAME_DF_SHARE = 0.003
+
+_NAME_WRITERS = 200
+"""Chunks read to tell which documents write a name (:meth:`CorpusKnowledge.content_documents`)."""
 
 TABLES_FILE = "knowledge.json"
 """File in which index builds of earlier versions stored the corpus tables (listed in
@@ -270,6 +275,8 @@ class CorpusKnowledge:
             self._read_names(index)
         self._features: dict[str, PassageFeatures] = {}
         self._doc_years: dict[str, frozenset[str]] = {}
+        self._doc_periods: dict[str, DocPeriod] = {}
+        self._content_names: ContentNames | None = None  # read on first use
         self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
         self._common_lines: Container[str] | None = None  # repeated lines, on first use
         self._lock = threading.Lock()
@@ -329,6 +336,58 @@ class CorpusKnowledge:
             with self._lock:
                 self._doc_years[doc_id] = got
         return got
+
+    def opening(self, doc_id: str) -> str:
+        """Return a document's opening: its first chunks' text, up to ``OPENING_CHARS``."""
+        parts: list[str] = []
+        size = 0
+        for chunk in self.index.doc_chunks(doc_id):
+            parts.append(chunk.text)
+            size += len(chunk.text)
+            if size >= OPENING_CHARS:
+                break
+        return "\n".join(parts)[:OPENING_CHARS]
+
+    def doc_period(self, doc_id: str) -> DocPeriod:
+        """Return the period a document covers (:func:`~sealgraph.ledger.periods.document_period`).
+
+        Cached per document.
+        """
+        got = self._doc_periods.get(doc_id)
+        if got is None:
+            with use_lexicon(self.lexicon):
+                got = document_period(doc_id, self.doc_titles.get(doc_id, ""), self.opening(doc_id))
+            with self._lock:
+                self._doc_periods[doc_id] = got
+        return got
+
+    def content_documents(self, key: str) -> tuple[str, ...]:
+        """Return the documents whose opening gives the name ``key`` on a line of its own.
+
+        The openings of every document are read once, on the first call
+        (:class:`~sealgraph.ledger.content_links.ContentNames`). None when more of
+        the documents that write the name (among its best lexical matches) do not give
+        it on their opening than do: then it is a term of theirs, not their name.
+        """
+        names = self._content_names
+        if names is None:
+            with self._tables_lock:
+                if self._content_names is None:
+                    with use_lexicon(self.lexicon):
+                        self._content_names = ContentNames.read(
+                            (doc_id, self.opening(doc_id)) for doc_id, _ in self.index.titles()
+                        )
+                names = self._content_names
+        docs = names.documents(key)
+        if not docs:
+            return docs
+        # A cover's name is the documents' own: most documents that write it at all
+        # give it on their cover. "CONFIDENTIAL INFORMATION", a heading in capitals
+        # in some agreements and a term of every one, names none of them.
+        with use_lexicon(self.lexicon):
+            hits = self.index.search_lexical(key, _NAME_WRITERS)
+        writers = {c.doc_id for c in self.index.get_chunks([h.chunk_id for h in hits])}
+        return docs if len(writers - set(docs)) <= len(docs) else ()
 
     def features(self, chunk_ids: Sequence[str]) -> list[PassageFeatures]:
         """Return (cached) passage features for chunk ids, in order.

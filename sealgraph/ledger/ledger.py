@@ -17,9 +17,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from sealgraph.ledger.gazetteer import acronym, strip_org_suffix
-from sealgraph.model import Facts, LedgerEntity, Provenance, Qualifier, Relation
+from sealgraph.model import ChainHop, Facts, LedgerEntity, Provenance, Qualifier, Relation
 
-__all__ = ["EntityLedger", "Facts", "LedgerEntity", "Provenance", "Qualifier", "Relation"]
+__all__ = [
+    "ChainHop",
+    "EntityLedger",
+    "Facts",
+    "LedgerEntity",
+    "Provenance",
+    "Qualifier",
+    "Relation",
+]
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,13 @@ class EntityLedger:
     """All qualifiers, in the order read."""
     chunk_ids: tuple[str, ...] = ()
     """Passages read so far."""
+    chain: tuple[ChainHop, ...] = ()
+    """The question's chain as the evidence supports it, hop by hop (hop, entity,
+    relation, supporting passage): :func:`sealgraph.ledger.chain.follow_chain`."""
+
+    def with_chain(self, chain: tuple[ChainHop, ...]) -> EntityLedger:
+        """Return the ledger with the chain followed through its current evidence."""
+        return replace(self, chain=tuple(chain))
 
     def resolve(self, key: str) -> str | None:
         """Return the canonical id of a normalised name, or None."""
@@ -115,7 +130,9 @@ class EntityLedger:
                 seen_q.add(sig)
                 qualifiers.append(q2)
         chunk_ids = tuple(dict.fromkeys((*self.chunk_ids, *facts.chunk_ids)))
-        return EntityLedger(entities, alias_map, tuple(relations), tuple(qualifiers), chunk_ids)
+        return EntityLedger(
+            entities, alias_map, tuple(relations), tuple(qualifiers), chunk_ids, self.chain
+        )
 
     def without_chunks(self, chunk_ids: Iterable[str]) -> EntityLedger:
         """Return the ledger rebuilt without the facts read from ``chunk_ids``.
@@ -136,6 +153,7 @@ class EntityLedger:
             tuple(r for r in self.relations if r.provenance.chunk_id not in drop),
             tuple(q for q in self.qualifiers if q.provenance.chunk_id not in drop),
             tuple(c for c in self.chunk_ids if c not in drop),
+            tuple(h for h in self.chain if h.chunk_id not in drop),
         )
 
     def to_dict(self) -> dict:
@@ -168,6 +186,7 @@ class EntityLedger:
                 for q in self.qualifiers
             ],
             "chunk_ids": list(self.chunk_ids),
+            "chain": [h.to_dict() for h in self.chain],
         }
 
     @classmethod
@@ -199,4 +218,5 @@ class EntityLedger:
         quals = tuple(
             Qualifier(e, t, v, Provenance(c, i)) for e, t, v, c, i in data.get("qualifiers", [])
         )
-        return cls(entities, alias_map, rels, quals, tuple(data.get("chunk_ids", [])))
+        chain = tuple(ChainHop.from_dict(h) for h in data.get("chain", []))
+        return cls(entities, alias_map, rels, quals, tuple(data.get("chunk_ids", [])), chain)

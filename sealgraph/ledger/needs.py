@@ -29,8 +29,9 @@ from sealgraph.ledger._clauses import (
     focus_text,
     scope_clauses,
 )
-from sealgraph.ledger._hops import MAX_HOPS, question_hops
+from sealgraph.ledger._hops import MAX_HOPS, hop_relations, question_hops
 from sealgraph.ledger.gazetteer import Gazetteer, Mention
+from sealgraph.ledger.periods import period_spans
 from sealgraph.model import ANSWER_TYPES, STRUCTURES, NeedEntity, QuestionNeeds
 from sealgraph.text.lexicon import active, content_words
 from sealgraph.text.names import normalize_name, tokenize_with_offsets, years_in
@@ -45,6 +46,7 @@ __all__ = [
     "answer_type_of",
     "asked_clause",
     "focus_text",
+    "hop_relations",
     "linked_docs",
     "narrow_by_years",
     "question_hops",
@@ -199,11 +201,12 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
     """Return the runs of capitalised words (with connectors) outside ``covered``.
 
     A run stops at punctuation and after a possessive ("DBT's Mutual Agreement" is
-    DBT's agreement). The scoping verb that opens a clause ("Consider the X") is no
-    part of a name.
+    DBT's agreement). The word that opens a sentence ("Consider the X", "In Amazon's
+    …", "Has Intel …") is no part of a name.
     """
     lex = active()
     qwords, connect = lex.question_words, lex.question_name_connectors
+    openers = lex.scoping_words | lex.name_openers | lex.asking_auxiliaries
     toks = tokenize_with_offsets(question)
     spans: list[tuple[str, int, int]] = []
 
@@ -222,7 +225,9 @@ def _capitalized_spans(question: str, covered: list[tuple[int, int]]) -> list[tu
         if cap and not (first_word and key in qwords) and key not in qwords:
             j = _run_end(toks, i, joined, connect)
             first = i
-            if first_word and j - i > 1 and key in lex.scoping_words:
+            # "Consider X", "In Amazon's", "Has Intel": the word that opens the
+            # sentence is no part of the name after it.
+            if first_word and j - i > 1 and key in openers:
                 first = i + 1
                 while first < j and not toks[first][3]:
                     first += 1
@@ -323,7 +328,11 @@ def _named_entities(
             (mention.start, NeedEntity(mention.surface, mention.key, mention.targets, "gazetteer"))
         )
         covered.append((mention.start, mention.end))
+    # "In Q1 2023", the "Q" of "10-Q": a period or a document code is no name.
+    periods = period_spans(question)
     for run in _capitalized_spans(question, covered):
+        if _overlaps(periods, run[1], run[2]):
+            continue
         for text, start, end in _split_unknown(*run, gazetteer):
             key = normalize_name(text)
             if key and key not in lex.stop_words and key not in lex.calendar_words:
@@ -375,7 +384,9 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
     lo, hi = asked_clause(question)
     atype = answer_type_of(question[lo:hi])
     options = _choice_options(question, entities) if atype == "choice" else ()
-    hops = question_hops(question, covered, anchored=any(e.targets for e in entities))
+    # A period ("the first quarter of 2023") describes no entity: read like a name.
+    masked = [*covered, *period_spans(question)]
+    hops = question_hops(question, masked, anchored=any(e.targets for e in entities))
     modifiers = answer_modifiers(question, _without_possessive(question, covered))
     describing = tuple(dict.fromkeys(normalize_name(question[a:b]) for a, b in modifiers))
     return QuestionNeeds(
@@ -387,6 +398,7 @@ def question_needs(question: str, gazetteer: Gazetteer) -> QuestionNeeds:
         options=options,
         hops=hops,
         answer_modifiers=tuple(k for k in describing if k in {e.key for e in entities}),
+        hop_relations=hop_relations(question, masked, hops) if hops > 1 else (),
     )
 
 

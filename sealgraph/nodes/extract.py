@@ -6,7 +6,10 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import ExtractUpdate, SealState
+from sealgraph.ledger.chain import describe_chain, follow_chain
+from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.ledger import EntityLedger
+from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
@@ -43,6 +46,12 @@ def extract(state: SealState, runtime: Runtime[RunContext]) -> ExtractUpdate:
         w.outcome_notes(outcome, Step.EXTRACT)
         spent = llm_seconds_update(outcome)
         ledger = ledger.merge(outcome.value)
+    # The question's chain, hop by hop through the evidence (hop, entity, passage).
+    needs = QuestionNeeds.from_dict(state["needs"])
+    kn = run.knowledge
+    ledger = ledger.with_chain(follow_chain(needs, need_items(needs, kn.idf), kn.features(ids)))
+    if ledger.chain:
+        w.add("chain", describe_chain(ledger.chain), {"hops": [h.to_dict() for h in ledger.chain]})
     added = [ledger.entities[e].name for e in ledger.entities if e not in before]
     w.add(
         "ledger",

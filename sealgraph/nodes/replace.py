@@ -9,8 +9,8 @@ from sealgraph.graph.state import ReplaceUpdate, SealState
 from sealgraph.ledger.gaps import coverage_memo, need_items
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.nodes._common import EventWriter
-from sealgraph.repair.replacement import Slot, expansion_step, replacement_step
-from sealgraph.repair.utility import UtilityScore, score_set, set_covers, utility
+from sealgraph.repair.replacement import Slot
+from sealgraph.repair.scoring import SetScorer, repair_step
 
 
 def replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
@@ -33,60 +33,18 @@ def _replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
     ids_all = [s.chunk_id for s in slots] + pool
     feats = dict(zip(ids_all, kn.features(ids_all), strict=True))
-    relevance = kn.relevance(focus_text(needs.question), ids_all)
-    weights = cfg.utility
-
-    scores: dict[tuple[str, tuple[str, ...]], UtilityScore] = {}
-    base_covers: dict[tuple[str, ...], tuple[float, ...]] = {}
-
-    def score_candidate(cid, set_ids):
-        # Memoised: the log below re-reads the scores the first decision computed.
-        # The set's own need coverage is the same for every candidate: computed once.
-        key = (cid, tuple(set_ids))
-        if key not in scores:
-            others = [feats[i] for i in set_ids]
-            if key[1] not in base_covers:
-                base_covers[key[1]] = set_covers(others, items)
-            scores[key] = utility(
-                feats[cid], others, items, relevance, weights, base_cover=base_covers[key[1]]
-            )
-        return scores[key]
-
-    def score_members(set_ids):
-        return score_set([feats[i] for i in set_ids], items, relevance, weights)
-
-    blocklist = frozenset(state.get("blocklist", []))
-    if cfg.replacement:
-        result = replacement_step(
-            slots,
-            pool,
-            k=cfg.k,
-            loop=loop,
-            dwell=cfg.dwell,
-            epsilon=cfg.epsilon,
-            score_set=score_members,
-            score_candidate=score_candidate,
-            blocklist=blocklist,
-            max_swaps=max(1, len(state.get("queries", []))),
-        )
-    else:
-        result = expansion_step(
-            slots,
-            pool,
-            loop=loop,
-            n_add=max(1, len(state.get("queries", []))),
-            score_candidate=score_candidate,
-            blocklist=blocklist,
-        )
-    base_ids = [s.chunk_id for s in slots]
-    # Log every candidate against the set the first decision scored them against
-    # (the set without its victim, when there was one).
-    first_victim = result.decisions[0].victim if result.decisions else None
-    against = [i for i in base_ids if i != first_victim]
-    scored = sorted(
-        (score_candidate(c, against) for c in pool if c not in base_ids),
-        key=lambda s: (-s.total, s.chunk_id),
+    scorer = SetScorer(feats, items, kn.relevance(focus_text(needs.question), ids_all), cfg.utility)
+    step = repair_step(
+        slots,
+        pool,
+        scorer,
+        cfg,
+        loop=loop,
+        blocklist=frozenset(state.get("blocklist", [])),
+        n_queries=len(state.get("queries", [])),
     )
+    result, scored = step.result, step.scored
+    # Every candidate is logged against the set the first decision scored it against.
     w.add(
         "candidates",
         f"{len(pool)} candidate(s) scored; best {scored[0].chunk_id} S={scored[0].total:.3f}"
@@ -94,8 +52,8 @@ def _replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
         else "no candidates",
         {
             "scores": [s.to_dict() for s in scored],
-            "against": against,
-            "incumbents": [s.to_dict() for s in score_members(base_ids).values()],
+            "against": list(step.against),
+            "incumbents": [s.to_dict() for s in step.incumbents],
         },
     )
     for d in result.decisions:

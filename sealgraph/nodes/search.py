@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from sealgraph.errors import InputError
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import SealState, SearchUpdate, SlotRecord
-from sealgraph.ledger.needs import narrow_by_years
+from sealgraph.ledger.corpus_needs import needs_in_corpus
 from sealgraph.model import Step
 from sealgraph.nodes._common import (
     EventWriter,
@@ -16,6 +16,7 @@ from sealgraph.nodes._common import (
     llm_time_left,
 )
 from sealgraph.repair.candidates import initial_hits
+from sealgraph.repair.fanout import fanout_groups
 from sealgraph.text.normalize import normalize_for_matching
 
 MAX_QUESTION_CHARS = 4000
@@ -56,9 +57,9 @@ def search(state: SealState, runtime: Runtime[RunContext]) -> SearchUpdate:
         budget=llm_budget(state, cfg),
     )
     w.outcome_notes(outcome, Step.NEEDS)
-    # A name shared by several documents (reports of different years) keeps the ones
-    # that write the years the question asks about.
-    needs = narrow_by_years(outcome.value, kn.doc_years)
+    # Names linked by what documents say of themselves, the documents of the asked
+    # period or years, and the sets the question asks over.
+    needs = needs_in_corpus(outcome.value, kn)
     w.add(
         "needs",
         f"answer type {needs.answer_type}, {needs.structure} question naming "
@@ -76,9 +77,19 @@ def search(state: SealState, runtime: Runtime[RunContext]) -> SearchUpdate:
             ]
         },
     )
+    groups = fanout_groups(needs, cfg.k)
+    if groups:
+        w.add(
+            "fanout",
+            f"{sum(len(g.members) for g in groups)} set members outnumber k={cfg.k}: "
+            f"{len(groups)} repair branches",
+            {"groups": [g.to_dict() for g in groups]},
+        )
     return {
         "question": question,
         "needs": needs.to_dict(),
+        "fanout": [g.to_dict() for g in groups],
+        "branches": None,
         "slots": slots,
         "ledger": {},
         "issued": [],

@@ -13,18 +13,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sealgraph.config import SealConfig
+from sealgraph.config import RetrievalConfig, SealConfig
+from sealgraph.index import reciprocal_rank_fusion
 from sealgraph.ledger.needs import focus_text, scope_clauses
 from sealgraph.model import MicroQuery, QuestionNeeds
 from sealgraph.types import Hit
 
-if TYPE_CHECKING:  # pragma: no cover (sealgraph.index imports the ledger)
+if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
 
 DOC_CHUNKS = 3
 """Chunks taken from each document a micro-query names (its best for the relation)."""
-
-_RRF_K = 60
 
 
 def relation_text(query: MicroQuery) -> str:
@@ -36,25 +35,35 @@ def relation_text(query: MicroQuery) -> str:
     return text
 
 
-def rank_doc_chunks(index: SearchIndex, query: str, chunk_ids: Sequence[str]) -> list[int]:
-    """Order ``chunk_ids`` (positions) by relevance to ``query``, best first, ties by position."""
+def rank_doc_chunks(
+    index: SearchIndex,
+    query: str,
+    chunk_ids: Sequence[str],
+    retrieval: RetrievalConfig | None = None,
+) -> list[int]:
+    """Order ``chunk_ids`` (positions) by relevance to ``query``, best first, ties by position.
+
+    The lexical and (with an embedder) dense orders of the chunks are fused as hybrid
+    search fuses its lists: :func:`~sealgraph.index.reciprocal_rank_fusion` with the
+    configured weights and ``rrf_k``.
+    """
+    retrieval = retrieval or RetrievalConfig()
     n = len(chunk_ids)
     if n == 0:
         return []
     lex = np.asarray(index.score_lexical(query, list(chunk_ids)), dtype=np.float64)
-    fused = np.zeros(n)
-    order = sorted(range(n), key=lambda i: (-float(lex[i]), i))
-    for rank, i in enumerate(order):
-        fused[i] += 1.0 / (_RRF_K + rank)
-    if index.has_dense:
-        qv = index.embed_query(query)
-        vecs = index.chunk_vectors(list(chunk_ids))
-        if qv is not None and vecs is not None:
-            cos = np.asarray(vecs @ qv, dtype=np.float64)
-            order = sorted(range(n), key=lambda i: (-float(cos[i]), i))
-            for rank, i in enumerate(order):
-                fused[i] += 1.0 / (_RRF_K + rank)
-    return sorted(range(n), key=lambda i: (-float(fused[i]), i))
+    rankings = [sorted(range(n), key=lambda i: (-float(lex[i]), i))]
+    weights = [retrieval.lexical_weight]
+    vecs = index.chunk_vectors(list(chunk_ids)) if index.has_dense else None
+    qv = index.embed_query(query) if vecs is not None and retrieval.dense_weight > 0 else None
+    if qv is not None:
+        cos = np.asarray(vecs @ qv, dtype=np.float64)
+        rankings.append(sorted(range(n), key=lambda i: (-float(cos[i]), i)))
+        weights.append(retrieval.dense_weight)
+    fused = reciprocal_rank_fusion(rankings, weights, rrf_k=retrieval.rrf_k)
+    # Every position is ranked: a chunk left out by zero weights keeps its place.
+    placed = [i for i, _ in fused]
+    return placed + sorted(set(range(n)) - set(placed))
 
 
 def gather_candidates(
@@ -78,7 +87,9 @@ def gather_candidates(
         for doc in q.title_targets:
             chunks = [c for c in index.doc_chunks(doc) if c.chunk_id not in exclude]
             if len(chunks) > DOC_CHUNKS:
-                order = rank_doc_chunks(index, relation_text(q), [c.chunk_id for c in chunks])
+                order = rank_doc_chunks(
+                    index, relation_text(q), [c.chunk_id for c in chunks], config.retrieval
+                )
                 chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
             ids.extend(c.chunk_id for c in chunks)
         if q.entity and not q.title_targets:
@@ -107,21 +118,48 @@ def scope_documents(needs: QuestionNeeds) -> tuple[str, ...]:
     return tuple(docs)
 
 
-def initial_hits(index: SearchIndex, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
-    """Return the initial top-k evidence: hybrid search, or the scope documents' best chunks.
+def set_members(needs: QuestionNeeds) -> tuple[str, ...]:
+    """Return the member documents of the sets the question asks over, in set order, once each."""
+    return tuple(dict.fromkeys(d for group in needs.sets for d in group.members))
 
-    A question whose scope clause names documents asks its remaining clause of
-    those documents: their chunks are ranked by that clause alone (the scope's words
-    are in every chunk of the document and would only favour its opening), and fill
-    the set before anything else. Without a scope, this is plain hybrid search on
-    the question.
+
+def initial_hits(index: SearchIndex, needs: QuestionNeeds, k: int, config: SealConfig) -> list[Hit]:
+    """Return the initial top-k evidence: hybrid search, with slots reserved where asked.
+
+    A question over a set ("Intel's net sales over time") gets one slot per member
+    while the set fits in k: each member document's best chunk for the question, the
+    other slots from hybrid search. A question whose scope clause names documents
+    asks its remaining clause of those documents: their chunks are ranked by that
+    clause alone (the scope's words are in every chunk of the document and would
+    only favour its opening), and fill the set before anything else. Otherwise this
+    is plain hybrid search on the question.
     """
     flat = index.search_hybrid(needs.question, k, config.retrieval)
+    members = set_members(needs)
+    if members and len(members) <= k:
+        query = focus_text(needs.question)
+        chosen = [c for doc in members for c in _best_chunks(index, query, doc, 1, config)]
+        return _hits(chosen, flat, k, config)
     docs = scope_documents(needs)
     if not docs:
         return flat[:k]
     chunk_ids = [c.chunk_id for d in docs for c in index.doc_chunks(d)]
-    ranked = [chunk_ids[i] for i in rank_doc_chunks(index, focus_text(needs.question), chunk_ids)]
-    chosen = ranked[:k]
+    order = rank_doc_chunks(index, focus_text(needs.question), chunk_ids, config.retrieval)
+    return _hits([chunk_ids[i] for i in order][:k], flat, k, config)
+
+
+def _best_chunks(
+    index: SearchIndex, query: str, doc_id: str, n: int, config: SealConfig
+) -> list[str]:
+    """Return the ``n`` chunks of a document that best answer ``query`` (hybrid, fused), best first."""
+    chunk_ids = [c.chunk_id for c in index.doc_chunks(doc_id)]
+    order = rank_doc_chunks(index, query, chunk_ids, config.retrieval)
+    return [chunk_ids[i] for i in order[:n]]
+
+
+def _hits(chosen: list[str], flat: Sequence[Hit], k: int, config: SealConfig) -> list[Hit]:
+    """``chosen`` first, then hybrid search's hits up to ``k``, scored by rank."""
+    chosen = list(dict.fromkeys(chosen))[:k]
     chosen += [h.chunk_id for h in flat if h.chunk_id not in chosen][: k - len(chosen)]
-    return [Hit(cid, 1.0 / (_RRF_K + rank), rank, "scoped") for rank, cid in enumerate(chosen)]
+    rrf_k = config.retrieval.rrf_k
+    return [Hit(cid, 1.0 / (rrf_k + rank + 1), rank, "scoped") for rank, cid in enumerate(chosen)]

@@ -51,7 +51,8 @@ def micro_queries(
 
     for gap in gaps:
         if gap.kind == "missing_entity":
-            add(MicroQuery(gap.entity, gap.entity, gap.kind, gap.targets))
+            text = f"{gap.entity} {gap.relation}".strip()
+            add(MicroQuery(text, gap.entity, gap.kind, gap.targets))
         elif gap.kind == "missing_qualifier":
             words = gap.relation or active().qualifier_query_words.get(gap.qualifier or "", "")
             add(MicroQuery(f"{gap.entity} {words}".strip(), gap.entity, gap.kind, gap.targets))

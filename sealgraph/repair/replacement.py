@@ -23,7 +23,9 @@ Do no harm (when the scores carry need coverage, see
   protected unless the candidate covers strictly more: it brings a needed document
   the set lacks, or covers every document need at least as well as the passage and
   one of them better. Two chunks of the named document that differ only in how
-  many relation words they state are a ranking question the initial search settled.
+  many relation words they state are a ranking question the initial search settled;
+- a candidate that closes more beside the victim than without it hangs from the
+  victim (the hop the victim's passage leads to): the victim stays.
 
 When such a rule refuses the weakest victim, the next weakest is tried.
 
@@ -211,7 +213,7 @@ def _swap_or_refuse(
     # Score candidates against the set they would actually join: the set
     # without the victim they replace.
     best, s_best = _best_candidate(pool, [i for i in ids if i != victim.chunk_id], score_candidate)
-    harm = harm_reason(victim, s_victim, s_best)
+    harm = harm_reason(victim, s_victim, s_best) or _hangs_from(best, s_best, ids, score_candidate)
     if harm and s_best.total > s_victim.total + epsilon:
         # The weakest passage may not go for this candidate: try the next ones.
         other = _harmless_swap(
@@ -239,6 +241,24 @@ def _swap_or_refuse(
         s_best,
         s_victim,
     )
+
+
+def _hangs_from(
+    candidate: str, s_cand: UtilityScore, ids: Sequence[str], score_candidate: ScoreCandidate
+) -> str:
+    """Say why the candidate may not replace the victim it hangs from ('' when it may not).
+
+    A candidate that closes more gaps beside the victim than without it is a hop the
+    victim leads to ("X served as incident commander" for the page naming X as the
+    guild's chair): evicting the victim would cut the chain the candidate continues.
+    """
+    with_victim = score_candidate(candidate, ids)
+    if with_victim.gap_coverage > s_cand.gap_coverage + 1e-9:
+        return (
+            "do no harm: the candidate continues the chain from the victim "
+            f"(GapCov {with_victim.gap_coverage:.3f} with it, {s_cand.gap_coverage:.3f} without)"
+        )
+    return ""
 
 
 def _harmless_swap(

@@ -33,13 +33,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from sealgraph.config import UtilityWeights
+from sealgraph.ledger._need_items import NAMED_KINDS
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import cover, graded_alone, relation_share, set_cover
 from sealgraph.model import NeedItem, UtilityScore
 
 __all__ = ["UtilityScore", "jaccard", "score_set", "set_covers", "utility"]
 
-_DOCUMENT_NEEDS = frozenset(["entity", "mention", "bridge", "qualifier"])
+_DOCUMENT_NEEDS = frozenset(["entity", "member", "mention", "bridge", "qualifier"])
 """Needs met by bringing the right document (the others by stating the right words)."""
 
 
@@ -97,10 +98,10 @@ def utility(
     if base_cover is None:
         base_cover = set_covers(others, items)
     gap_cov, need_gain, doc_gain, covers = _gains(passage, with_p, items, base_cover)
-    named = any(passage.doc_id in it.targets for it in items if it.kind == "entity")
+    named = any(passage.doc_id in it.targets for it in items if it.kind in NAMED_KINDS)
 
     # Corr: question relevance and links to the set.
-    entity_docs = {d for it in items if it.kind == "entity" for d in it.targets}
+    entity_docs = {d for it in items if it.kind in NAMED_KINDS for d in it.targets}
     own_docs = passage.mentioned_docs()
     link = 0.0
     for o in others:

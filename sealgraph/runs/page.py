@@ -42,6 +42,7 @@ from sealgraph.runs._page_run import (
     page_anchor,
 )
 from sealgraph.runs.answer_step import answer_step_section
+from sealgraph.runs.page_branches import branches_part
 from sealgraph.runs.timeline import group_calls, node_summary, snippet
 
 __all__ = [
@@ -225,6 +226,7 @@ def run_section(
         answer_step_section(run.events, run.state, _e, lambda n: f"#{run.prefix}cite-{n}"),
         _llm_part(run),
         _needs_part(run),
+        branches_part(run.events, run.chunk_link),
         _slots_part(run),
         _loops_part(run),
         _packing_part(run),

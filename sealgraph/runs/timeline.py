@@ -187,10 +187,23 @@ def _generate_summary(events: Sequence[Mapping[str, Any]]) -> str:
     return snippet(_main_message(events, "answer"), 120)
 
 
+def _search_summary(events: Sequence[Mapping[str, Any]]) -> str:
+    # The initial top-k, and the fan-out when the question's sets outnumber k.
+    fanout = _main_message(events, "fanout") if _of_kind(events, "fanout") else ""
+    retrieved = _main_message(events, "retrieved")
+    return f"{retrieved}; {fanout}" if fanout else retrieved
+
+
+def _branch_summary(events: Sequence[Mapping[str, Any]]) -> str:
+    # The fan-out branches of one step run side by side: one summary each.
+    return "; ".join(str(e.get("message", "")) for e in _of_kind(events, "branch"))
+
+
 _NODE_SUMMARISERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], str]] = {
     "micro_query": _micro_query_summary,
     "replace": _replace_summary,
-    "search": _main_message_of("retrieved"),
+    "search": _search_summary,
+    "branch": _branch_summary,
     "extract": _main_message_of("ledger"),
     "assess": _main_message_of("assess"),
     "pack": _main_message_of("pack"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from sealgraph.text.lexicon import Lexicon
+from sealgraph.text.lexicon import Lexicon, PeriodWords
 from sealgraph.text.lexicon._reader import ReaderWords
 
 
@@ -40,12 +40,98 @@ _PROPERTY_HEADS = _ATTRIBUTE_NOUNS | _w(
     "detail details aspect extent degree example lot lots number numbers names years "
     "dates ages"
 )
+# What an organisation reports of itself: a quantity or a document of its own, never
+# an entity one hop away ("Intel's gross margin", "Amazon's Q2 2023 report").
+_REPORTED_HEADS = _w(
+    "sales revenue revenues income earnings margin margins expense expenses expenditure "
+    "expenditures spending costs assets liabilities debt equity inventory inventories cash "
+    "flows profit profits losses growth performance financials report reports filing filings "
+    "statement statements policies policy"
+)
 # Words that open a question (after a comma: a second part of it).
 _ASKING_OPENERS = (
     "what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|has|"
     "have|had|will|would|should|shall|may"
 )
 _DETERMINERS = _w("the a an this these those its his her their our your")
+
+_MONTH_NUMBERS = {m.lower(): i for i, m in enumerate(_MONTHS.split("|"), start=1)}
+_DATE = (
+    rf"(?P<month>{_MONTHS}|{_MONTH_ABBREVIATIONS})\.?\s+(?P<day>\d{{1,2}}),?\s+(?P<year>(?:19|20)\d{{2}})",
+    rf"(?P<day>\d{{1,2}})\s+(?P<month>{_MONTHS}|{_MONTH_ABBREVIATIONS})\.?,?\s+(?P<year>(?:19|20)\d{{2}})",
+)
+_PERIOD_NOUNS = (
+    r"(?:quarters|periods|years|months|filings|reports|quarterly\s+reports|annual\s+reports|"
+    r"statements|10-?Qs|10-?Ks)"
+)
+_PERIOD_MODIFIERS = (
+    r"(?:past|previous|prior|preceding|historical|reported|reporting|recent|successive|"
+    r"consecutive|several|multiple|different|various|quarterly|annual|fiscal|last\s+\w+)"
+)
+
+PERIODS = PeriodWords(
+    months=MappingProxyType(
+        {
+            **_MONTH_NUMBERS,
+            **{
+                a.lower(): _MONTH_NUMBERS[m.lower()]
+                for a, m in (
+                    ("Jan", "January"),
+                    ("Feb", "February"),
+                    ("Mar", "March"),
+                    ("Apr", "April"),
+                    ("Jun", "June"),
+                    ("Jul", "July"),
+                    ("Aug", "August"),
+                    ("Sep", "September"),
+                    ("Sept", "September"),
+                    ("Oct", "October"),
+                    ("Nov", "November"),
+                    ("Dec", "December"),
+                )
+            },
+        }
+    ),
+    ordinals=MappingProxyType({"first": 1, "second": 2, "third": 3, "fourth": 4}),
+    quarter_res=(
+        re.compile(
+            r"\bQ(?P<q>[1-4])\s*(?:of\s+)?(?:(?:fiscal\s+(?:year\s+)?|FY\s?)?(?P<year>(?:19|20)\d{2})"
+            r"|['’](?P<yy>\d{2}))\b",
+            re.I,
+        ),
+        re.compile(r"\b(?:FY\s?)?(?P<year>(?:19|20)\d{2})\s*Q(?P<q>[1-4])\b", re.I),
+        re.compile(
+            r"\b(?P<ordinal>first|second|third|fourth)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?"
+            r"(?:(?:the\s+)?fiscal\s+(?:year\s+)?)?(?P<year>(?:19|20)\d{2})\b",
+            re.I,
+        ),
+    ),
+    date_res=tuple(re.compile(rf"\b{d}\b", re.I) for d in _DATE),
+    period_end_re=re.compile(
+        r"\b(?:period|quarter|months|year|weeks)\s+(?:ended|ending|end(?:ed)?\s+on)\s+"
+        rf"(?P<date>(?:{_MONTHS}|{_MONTH_ABBREVIATIONS})\.?\s+\d{{1,2}},?\s+(?:19|20)\d{{2}}"
+        rf"|\d{{1,2}}\s+(?:{_MONTHS}|{_MONTH_ABBREVIATIONS})\.?,?\s+(?:19|20)\d{{2}})",
+        re.I,
+    ),
+    fiscal_year_re=re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s?)(?P<year>(?:19|20)\d{2})\b", re.I),
+    recent_re=re.compile(
+        r"\b(?:latest|most\s+recent|newest|last|current)\s+(?:fiscal\s+)?"
+        r"(?:10-?[QK]|quarter|quarterly\s+report|report|filing|period|annual\s+report)\b",
+        re.I,
+    ),
+    set_re=re.compile(
+        r"\bover\s+time\b"
+        r"|\b(?:over|across|throughout|during|in|for|between|among|relative\s+to|"
+        r"compared?\s+(?:to|with)|versus|vs\.?)\s+"
+        r"(?:(?:the|these|those|all|its|their|[\w.&-]+['’]s)\s+)?(?:each\s+of\s+(?:the\s+)?)?"
+        rf"(?:{_PERIOD_MODIFIERS}\s+)*{_PERIOD_NOUNS}\b"
+        r"|\beach\s+(?:reported\s+|reporting\s+|fiscal\s+)?(?:quarter|period|year|filing|report)\b"
+        r"|\bover\s+the\s+(?:reported|reporting)\s+(?:quarter|period)\b",
+        re.I,
+    ),
+    code_re=re.compile(r"\b\d+-[A-Z]{1,2}s?\b"),
+)
+"""English reporting periods (:class:`~sealgraph.text.lexicon.PeriodWords`)."""
 _COPULAS = _w("is was are were 's ’s")
 
 ENGLISH = Lexicon(
@@ -222,7 +308,10 @@ ENGLISH = Lexicon(
         r"\s*[;:]\s+|(?<=[.!?])\s+(?=(?:What|Which|Who|Whom|Whose|When|Where|Why|How|Is|Are|"
         r"Was|Were|Do|Does|Did|Can|Could|Has|Have|Had|Will|Would|Should)\b)"
     ),
-    scoping_words=_w("consider regarding concerning given"),
+    scoping_words=_w(
+        "consider regarding concerning given compare describe explain list summarize summarise "
+        "outline analyze analyse examine identify"
+    ),
     scoping_re=re.compile(
         r"^\s*(?:consider|regarding|concerning|about|given|according to|with respect to|"
         r"in the context of|for|in)\b",
@@ -309,7 +398,7 @@ ENGLISH = Lexicon(
         "ship",
         "ure",
     ),
-    property_heads=_PROPERTY_HEADS,
+    property_heads=_PROPERTY_HEADS | _REPORTED_HEADS,
     value_heads=_PROPERTY_HEADS | _w("birth death name"),
     composed_kin=_w(
         "uncle aunt nephew niece cousin grandfather grandmother grandson granddaughter "
@@ -386,12 +475,16 @@ ENGLISH = Lexicon(
     related_role_re=re.compile(
         r"\b(?:has|have|had|with)\s+the\s+[a-z]+\s+(?:who|that|born|died|of)\b"
         r"|\bwhose\s+[a-z]+\s+(?:was|is|were|died|born)\b"
-        r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b",
+        r"|\b(?:as|than)\s+the\s+[a-z]+\s+of\b"
+        # "Who joined earlier, the lead of the X or the lead of the Y?": each option
+        # is a role of a named entity.
+        r"|\bthe\s+[a-z]+\s+of\s+(?:the\s+)?(?-i:[A-Z])[^,?]*\bor\s+the\s+[a-z]+\s+of\b",
         re.I,
     ),
     role_patterns=(
         re.compile(
-            r"\b(?:the|a|an|its|his|her|their)\s+([a-z]+)\s+(?:of|who|whose|that|which)\b", re.I
+            r"\b(?:the|a|an|its|his|her|their)\s+(?:[a-z]+\s+)?([a-z]+)\s+(?:of|who|whose|that|which)\b",
+            re.I,
         ),
         re.compile(r"['’]s\s+([a-z]+)\b", re.I),
         re.compile(r"\bwhose\s+([a-z]+)\b", re.I),
@@ -426,6 +519,12 @@ ENGLISH = Lexicon(
         "did was were had used first former formerly originally previous previously initially "
         "once founding"
     ),
+    holder_verbs=_w("served serves acted acts became becomes remained remains stayed"),
+    entity_year_re=re.compile(
+        r"^\.?(?:['’]s)?,?\s*(?:(?:in|for|during|of|from|at the end of)\s+(?:the\s+)?"
+        r"(?:(?:fiscal|financial|calendar)\s+)?(?:year\s+)?)?((?:19|20)\d{2})\b"
+    ),
+    periods=PERIODS,
     reader=ReaderWords(
         version_heads=_w("version versions release releases"),
         number_heads=_w("code codes port ports"),

@@ -37,8 +37,21 @@ def test_the_topology_is_search_extract_assess_loop_pack_generate():
         ("replace", "extract"),
         ("pack", "generate"),
         ("generate", "__end__"),
+        # A set larger than k fans out: search sends branches, merged before pack.
+        ("search", "branch"),
+        ("branch", "merge"),
+        ("merge", "pack"),
     } <= edges
-    assert next(iter(NODE_FUNCTIONS)) == "search" and list(NODE_FUNCTIONS)[-1] == "generate"
+    assert list(NODE_FUNCTIONS)[:7] == [
+        "search",
+        "extract",
+        "assess",
+        "micro_query",
+        "replace",
+        "pack",
+        "generate",
+    ]
+    assert set(NODE_FUNCTIONS) - {"branch", "merge"} == set(list(NODE_FUNCTIONS)[:7])
 
 
 def test_every_node_logs_under_its_own_name(tiny_index):

@@ -346,8 +346,14 @@ def test_a_three_hop_question_needs_a_chain_two_links_long():
     assert coverage(items, [anchor, first, other])[items.index(chain[0])] == 0.5
     # No first hop in the evidence: nothing continues the chain.
     assert coverage(items, [anchor, leads])[items.index(chain[0])] == 0.0
-    # The chain steers the utility but never blocks the gate on its own.
-    assert all(g.need != items.index(chain[0]) for g in gap_spec(n, items, [anchor, first]))
+    # The hop after the first is asked for once the first hop is in: its passage
+    # states the entity the chain goes on from ("... owned by the Data Team").
+    (gap,) = [g for g in gap_spec(n, items, [anchor, first]) if g.need == items.index(chain[0])]
+    assert gap.entity == "data team"
+    assert gap.hops[0][0] == "data team"
+    assert "leads" in gap.relation
+    # Its passage in, the chain is whole.
+    assert all(g.need != items.index(chain[0]) for g in gap_spec(n, items, [anchor, first, leads]))
 
 
 def test_a_two_hop_question_has_no_chain():
