@@ -40,7 +40,7 @@ from sealgraph.paths import file_kind
 __all__ = ["Inputs", "Output", "enclosing_index", "write_output", "write_outputs"]
 
 _INDEX_MANIFEST = "manifest.json"
-_INDEX_FORMAT = "sealgraph-index"  # the "format" of an index manifest (sealgraph.index._manifest)
+_INDEX_FORMAT = "sealgraph-index"  # a folder manifest's "format" (index/folder/_manifest.py)
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 

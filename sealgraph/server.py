@@ -55,7 +55,7 @@ def make_graph():
 
     index = os.environ.get(INDEX_ENV, "").strip()
     if index:
-        from sealgraph.index._address import user_index_path
+        from sealgraph.index import user_index_path
 
         index_dir = user_index_path(index)
     else:

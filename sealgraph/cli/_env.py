@@ -21,7 +21,7 @@ INDEX_ENV = "SEALGRAPH_INDEX"
 
 def env_index() -> str | None:
     """Return ``$SEALGRAPH_INDEX`` with ``~`` expanded, or None when unset or blank."""
-    from sealgraph.index._address import user_index_path
+    from sealgraph.index import user_index_path
 
     value = os.environ.get(INDEX_ENV, "").strip()
     return user_index_path(value) if value else None

@@ -201,8 +201,7 @@ def _ask_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question (or each of ``--questions``) and checkpoint the run."""
-    from sealgraph.index import load_index
-    from sealgraph.index._address import user_index_path
+    from sealgraph.index import load_index, user_index_path
     from sealgraph.nodes.search import validate_question
     from sealgraph.runs.checkpointers import open_checkpointer
     from sealgraph.runs.threads import build_run_graph, new_thread_id, validate_thread_id

@@ -236,25 +236,14 @@ def _embedder_arg(args: argparse.Namespace, index_dir: str) -> Any:
 
 
 def _recorded_embedder(index_dir: str) -> dict[str, Any] | None:
-    """Return the ``embedder`` entry of the manifest of the index in ``index_dir``, if any."""
-    from pathlib import Path
-
+    """Return the ``embedder`` entry of the manifest of the index at ``index_dir``, if any."""
     from sealgraph.errors import SealgraphError
-    from sealgraph.index._address import is_index_address
-    from sealgraph.index._manifest import read_manifest
+    from sealgraph.index import read_index_manifest
 
-    if is_index_address(index_dir):
-        from sealgraph.index._qdrant import recorded_manifest
-
-        info = (recorded_manifest(index_dir) or {}).get("embedder")
-        return info if isinstance(info, dict) else None
-    path = Path(index_dir)
-    if not (path / "manifest.json").is_file():
-        return None
     try:
-        info = read_manifest(path).get("embedder")
+        info = read_index_manifest(index_dir).get("embedder")
     except SealgraphError:
-        return None  # the build says what is wrong with it
+        return None  # no index there yet, or the build says what is wrong with it
     return info if isinstance(info, dict) else None
 
 
@@ -315,8 +304,7 @@ def _limits(pairs: list[str]) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Build the index and print a one-line summary of this build."""
-    from sealgraph.index import build_index
-    from sealgraph.index._address import index_location
+    from sealgraph.index import build_index, index_location
 
     started = time.perf_counter()
     options: dict[str, Any] = {}
@@ -379,7 +367,7 @@ def _remember(paths: list[str], index_dir: str) -> None:
     """Note a folder's index in the user cache, for ``eval --corpus`` to reuse."""
     from pathlib import Path
 
-    from sealgraph.index._address import is_index_address
+    from sealgraph.index._registry import is_index_address
 
     if len(paths) == 1 and Path(paths[0]).is_dir() and not is_index_address(index_dir):
         from sealgraph.eval._built_indexes import remember_built_index
@@ -390,8 +378,7 @@ def _remember(paths: list[str], index_dir: str) -> None:
 def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -> int:
     """Remove documents from an existing index (``--remove PATH...``)."""
     from sealgraph.errors import InputError
-    from sealgraph.index import remove_documents
-    from sealgraph.index._address import index_location
+    from sealgraph.index import index_location, remove_documents
 
     if not args.paths:
         raise InputError("give the files, folders or document ids to remove (--remove PATH...)")
@@ -427,8 +414,7 @@ def _remove(args: argparse.Namespace, options: dict[str, Any], started: float) -
 def _verify(args: argparse.Namespace, started: float) -> int:
     """Check the index's files in full (``--verify``); nothing else may be asked with it."""
     from sealgraph.errors import InputError
-    from sealgraph.index import verify_index
-    from sealgraph.index._address import is_index_address
+    from sealgraph.index import is_index_address, verify_index
 
     if args.paths or args.remove or args.prune or args.replace or args.force:
         raise InputError("--verify checks an index and changes nothing: give only --index")
@@ -449,8 +435,7 @@ def _refresh(args: argparse.Namespace, options: dict[str, Any], started: float) 
     from pathlib import Path
 
     from sealgraph.errors import InputError
-    from sealgraph.index import refresh_lexical
-    from sealgraph.index._address import index_location, is_index_address
+    from sealgraph.index import index_location, is_index_address, refresh_lexical
 
     path = index_arg(args, announce=True)
     if not is_index_address(path) and not (Path(path) / "manifest.json").is_file():

@@ -169,7 +169,7 @@ def _write_html(args: argparse.Namespace, origin: Any, branch: Any, snapshot: An
     # The page of one checkpoint of a branch: its state, its events so far, and the
     # config the branch ran with (read from the database: never trusted). It never
     # lands on the run database nor inside the run's index.
-    from sealgraph.index._address import is_index_address
+    from sealgraph.index._registry import is_index_address
     from sealgraph.outputs import Inputs
     from sealgraph.paths import default_db_path
     from sealgraph.runs.checkpointers import is_postgres_conninfo, is_postgres_url
@@ -217,23 +217,14 @@ def _run_config(overrides: dict[str, Any]) -> dict[str, Any] | None:
 
 def _index_embedder(index: str | None) -> str:
     # The embedder of the run's index, from its manifest ("unknown" when it is gone).
-    from pathlib import Path
-
     from sealgraph.errors import SealgraphError
-    from sealgraph.index._address import is_index_address
-    from sealgraph.index._manifest import read_manifest
-    from sealgraph.index._qdrant import recorded_manifest
+    from sealgraph.index import read_index_manifest
 
     if not index:
         return "unknown"
     try:
         # A Qdrant index keeps its manifest in the collection (an in-memory one is gone).
-        manifest = recorded_manifest(index) if is_index_address(index) else None
-        if manifest is None:
-            manifest = read_manifest(Path(index)) if not is_index_address(index) else {}
-        if not manifest:
-            return "unknown (index not readable)"
-        embedder = manifest.get("embedder")
+        embedder = read_index_manifest(index).get("embedder")
     except (SealgraphError, OSError):
         return "unknown (index not readable)"
     if not embedder:

@@ -28,7 +28,7 @@ from sealgraph.eval.dataset import EvalQuestion, load_questions
 from sealgraph.eval.index_cache import DEFAULT_MAX_CHUNK_TOKENS, OpenedIndex, open_index
 from sealgraph.eval.methods import Method
 from sealgraph.eval.split import check_split, select_split
-from sealgraph.index._address import is_index_address
+from sealgraph.index import is_index_address
 from sealgraph.ingest import load_documents
 from sealgraph.outputs import Inputs, Output
 from sealgraph.outputs import check_outputs as check_paths

@@ -450,23 +450,7 @@ def _question(record: Any, where: str, line_no: int, sources: CorpusSources) -> 
             f"{where}: a multi-hop QA record (it has paragraphs) in a corpus questions file; "
             "evaluate multi-hop QA JSONL without --corpus"
         )
-    qid = record.get("id")
-    if isinstance(qid, int) and not isinstance(qid, bool):
-        qid = str(qid)
-    if not isinstance(qid, str) or not qid.strip():
-        raise IngestError(f'{where}: "id" must be a non-empty string')
-    text = record.get("question")
-    if not isinstance(text, str) or not text.strip():
-        raise IngestError(f'{where}: "question" must be a non-empty string')
-    answer = record.get("answer")
-    if answer is not None and not isinstance(answer, str):
-        raise IngestError(f'{where}: "answer" must be a string or null')
-    qtype = record.get("type") or ""
-    if not isinstance(qtype, str):
-        raise IngestError(f'{where}: "type" must be a string')
-    answerable = record.get("answerable")
-    if answerable is not None and not isinstance(answerable, bool):
-        raise IngestError(f'{where}: "answerable" must be true or false')
+    qid, text, answer, qtype, answerable = _scalar_fields(record, where)
     documents = record.get("gold_documents") or []
     if not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
         raise IngestError(f'{where}: "gold_documents" must be a list of file names')
@@ -484,6 +468,30 @@ def _question(record: Any, where: str, line_no: int, sources: CorpusSources) -> 
         answerable=not is_unanswerable(answer, gold_documents, qtype, answerable),
         line=line_no,
     )
+
+
+def _scalar_fields(
+    record: dict[str, Any], where: str
+) -> tuple[str, str, str | None, str, bool | None]:
+    """Check and return a question record's ``id``, ``question``, ``answer``, ``type``, ``answerable``."""
+    qid = record.get("id")
+    if isinstance(qid, int) and not isinstance(qid, bool):
+        qid = str(qid)
+    if not isinstance(qid, str) or not qid.strip():
+        raise IngestError(f'{where}: "id" must be a non-empty string')
+    text = record.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise IngestError(f'{where}: "question" must be a non-empty string')
+    answer = record.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        raise IngestError(f'{where}: "answer" must be a string or null')
+    qtype = record.get("type") or ""
+    if not isinstance(qtype, str):
+        raise IngestError(f'{where}: "type" must be a string')
+    answerable = record.get("answerable")
+    if answerable is not None and not isinstance(answerable, bool):
+        raise IngestError(f'{where}: "answerable" must be true or false')
+    return qid, text, answer, qtype, answerable
 
 
 def _spans(spans: Any, where: str, sources: CorpusSources) -> tuple[GoldSpan, ...]:

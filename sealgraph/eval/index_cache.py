@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sealgraph.errors import IndexCorruptError, InputError, StaleTokenizerError
-from sealgraph.index._address import is_index_address
+from sealgraph.index import is_index_address
 from sealgraph.paths import cache_dir
 from sealgraph.text.tokens import DEFAULT_ENCODING
 from sealgraph.types import Document

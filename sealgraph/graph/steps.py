@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec, need_items
+from sealgraph.ledger.gaps import Gap, NeedItem, gap_spec
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.packing import PackResult, pack
 from sealgraph.reasoning.answer import AnswerAids, SpanText, answer_kind
@@ -76,7 +76,7 @@ def pack_evidence(
     ids = [c.chunk_id for c in chunks]
     if support == OFFLINE_SUPPORT:
         support = need_support(
-            items if items is not None else need_items(needs, kn.idf), kn.features(ids)
+            items if items is not None else kn.need_items(needs), kn.features(ids)
         )
     # The scope clause ("Consider X's policy;") picked the documents; the asked
     # clause ranks their sentences.
@@ -238,7 +238,7 @@ def answer_from_evidence(
     kn = knowledge
     needs = reasoner.needs(question, kn.gazetteer).value
     feats = kn.features([c.chunk_id for c in chunks])
-    items = need_items(needs, kn.idf)
+    items = kn.need_items(needs)
     gaps = gap_spec(needs, items, feats)
     support = reasoner.support(needs, items, feats).value
     result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)

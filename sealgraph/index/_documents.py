@@ -1,31 +1,22 @@
-"""The documents of a new index: those given, merged with those it already holds.
+"""The documents of a build, any backend's: those given, those an index keeps, those removed.
 
 A build reads the given paths or documents (:func:`given_documents`); adding to an
-index keeps its documents and replaces those given again (:func:`merge_documents`),
-noting the stale ones whose file, within the paths given (:class:`Scope`), is gone.
-Each stored document's file (:func:`stored_document_files`) and the list of source
-files in the manifest (:func:`merge_sources`) follow.
+index keeps its documents and replaces those given again (a folder index's:
+:func:`~sealgraph.index.folder._stored.merge_documents`), noting the stale ones whose
+file, within the paths given (:class:`Scope`), is gone (:func:`stale_message`). The
+list of source files follows (:func:`merge_sources`, :func:`pruned_source`); a removal
+names documents by file, folder or id (:func:`documents_to_remove`).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from sealgraph.errors import IndexCorruptError, IngestError, InputError
-from sealgraph.index._manifest import verify_files
-from sealgraph.index._store import (
-    DOCSTORE_FILE,
-    read_document_files,
-    read_document_ids,
-    read_documents,
-    read_sources,
-)
+from sealgraph.errors import IngestError, InputError
 from sealgraph.ingest import LoaderLimits, SourceFile, WarnFn, load_corpus
 from sealgraph.types import Document
 
@@ -125,83 +116,8 @@ def within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def merge_documents(
-    index_dir: Path,
-    existing: dict[str, Any] | None,
-    given: list[Document],
-    given_files: Mapping[str, str],
-    *,
-    replace: bool,
-    scope: Scope | None = None,
-    prune: bool = False,
-) -> tuple[list[Document], dict[str, str], dict[str, int], list[Document]]:
-    """Documents of the new index, their files, the counts, and the stale documents.
-
-    Adding keeps the index's documents in their order, with those whose id is
-    given again replaced in place, and appends the new ones. Replacing keeps none.
-    Stale documents are kept ones whose file is in ``scope`` but gone
-    (:meth:`Scope.gone`); ``prune`` removes them.
-
-    Returns:
-        ``(documents, file of each document read from one, document counts, stale)``.
-
-    """
-    given_ids = {doc.doc_id for doc in given}
-    if replace or existing is None:
-        old_ids = _old_document_ids(index_dir, existing)
-        updated = len(given_ids & old_ids)
-        counts = {"added": len(given) - updated, "updated": updated, "kept": 0}
-        counts["removed"] = len(old_ids - given_ids)
-        return given, dict(given_files), document_counts(counts), []
-    try:
-        verify_files(index_dir, existing, (DOCSTORE_FILE,))
-        old = read_documents(index_dir / DOCSTORE_FILE)
-        old_files = stored_document_files(index_dir / DOCSTORE_FILE, existing, old)
-    except (IndexCorruptError, OSError, ValueError, TypeError, sqlite3.DatabaseError) as exc:
-        raise IndexCorruptError(
-            f"cannot add to the index at {index_dir}: its documents cannot be read back "
-            f"({exc}); rebuild it from all of its files with --replace (replace=True)"
-        ) from None
-    stale = [
-        doc
-        for doc in old
-        if doc.doc_id not in given_ids
-        and scope is not None
-        and scope.gone(old_files.get(doc.doc_id))
-    ]
-    dropped = {doc.doc_id for doc in stale} if prune else set()
-    by_id = {doc.doc_id: doc for doc in given}
-    old_ids = {doc.doc_id for doc in old}
-    merged = [by_id.get(doc.doc_id, doc) for doc in old if doc.doc_id not in dropped]
-    merged.extend(doc for doc in given if doc.doc_id not in old_ids)
-    files = {
-        doc_id: file
-        for doc_id, file in old_files.items()
-        if doc_id not in given_ids and doc_id not in dropped
-    }
-    files.update(given_files)
-    return merged, files, document_counts(_merge_counts(old, given, dropped)), stale
-
-
-def _merge_counts(
-    old: Sequence[Document], given: Sequence[Document], dropped: set[str]
-) -> dict[str, int]:
-    """Documents added, updated (given again, changed), unchanged, kept and removed."""
-    old_by_id = {doc.doc_id: doc for doc in old}
-    again = [doc for doc in given if doc.doc_id in old_by_id]
-    unchanged = sum(1 for doc in again if old_by_id[doc.doc_id] == doc)
-    updated = len(again) - unchanged
-    return {
-        "added": len(given) - len(again),
-        "updated": updated,
-        "unchanged": unchanged,
-        "kept": len(old) - len(again) - len(dropped),
-        "removed": len(dropped),
-    }
-
-
 def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Scope | None) -> str:
-    """Return the warning about stale documents a build kept (see :func:`merge_documents`)."""
+    """Return the warning about stale documents a build kept (see :func:`~sealgraph.index.folder._stored.merge_documents`)."""
     shown = ", ".join(files.get(doc.doc_id, doc.doc_id) for doc in stale[:3])
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     roots = ", ".join(scope.roots) if scope is not None else ""
@@ -215,79 +131,9 @@ def stale_message(stale: Sequence[Document], files: Mapping[str, str], scope: Sc
     )
 
 
-def stored_document_files(
-    docstore: Path, manifest: Mapping[str, Any], documents: Iterable[Any]
-) -> dict[str, str]:
-    """Return the file each stored document was read from, by id (where known).
-
-    Docstores record it (:func:`~sealgraph.index._store.read_document_files`); for
-    those written before they did, it is found from what each document says it
-    came from (its ``source``, a path as given with ``:LINE`` for JSONL records)
-    among the source files the index records (:func:`stored_sources`).
-    """
-    recorded = read_document_files(docstore)
-    if recorded is not None:
-        return recorded
-    listed = [s["path"] for s in stored_sources(docstore.parent, manifest)]
-    found = {doc.doc_id: _file_of_source(doc.source, listed) for doc in documents}
-    return {doc_id: file for doc_id, file in found.items() if file is not None}
-
-
-def _file_of_source(source: str, listed: Sequence[str]) -> str | None:
-    candidates = [source]
-    if re.search(r":\d+$", source):
-        candidates.append(source.rsplit(":", 1)[0])
-    for candidate in reversed(candidates):  # a JSONL record's file first
-        if not candidate:
-            continue
-        path = Path(candidate)
-        if path.is_absolute():
-            for option in (os.path.normpath(candidate), path.resolve().as_posix()):
-                if option in listed:
-                    return option
-            continue
-        suffix = "/" + PurePosixPath(os.path.normpath(candidate)).as_posix()
-        matches = [file for file in listed if file.endswith(suffix)]
-        if len(matches) == 1:
-            return matches[0]
-    return None
-
-
-def _old_document_ids(index_dir: Path, existing: dict[str, Any] | None) -> set[str]:
-    """Ids in the index being replaced (only counted: a damaged docstore counts none)."""
-    if existing is None:
-        return set()
-    try:
-        verify_files(index_dir, existing, (DOCSTORE_FILE,))
-        return set(read_document_ids(index_dir / DOCSTORE_FILE))
-    except (IndexCorruptError, OSError, sqlite3.DatabaseError):
-        return set()
-
-
 def document_counts(counts: dict[str, int]) -> dict[str, int]:
     """Return document counts under their manifest names (``documents_added``...)."""
     return {f"documents_{key}": value for key, value in counts.items()}
-
-
-def stored_sources(index_dir: Path, manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Return the source files the index in ``index_dir`` records (none without one).
-
-    The docstore's table (:func:`~sealgraph.index._store.read_sources`); indexes of
-    earlier versions listed them in the manifest. A docstore that cannot be read
-    records none (a rebuild lists the files it reads).
-    """
-    if manifest is None:
-        return []
-    try:
-        found = read_sources(index_dir / DOCSTORE_FILE)
-    except (OSError, sqlite3.DatabaseError):
-        found = None
-    if found is not None:
-        return found
-    listed = manifest.get("sources")
-    if not isinstance(listed, list):
-        return []
-    return [s for s in listed if isinstance(s, dict) and isinstance(s.get("path"), str)]
 
 
 def merge_sources(
@@ -299,7 +145,7 @@ def merge_sources(
 ) -> list[dict[str, Any]]:
     """Source files of the new index: the given ones, after the kept ones read before.
 
-    ``existing`` are the files the index recorded (:func:`stored_sources`); ``drop``
+    ``existing`` are the files the index recorded (:func:`~sealgraph.index.folder._stored.stored_sources`); ``drop``
     says which kept ones to leave out (files whose documents were removed).
     """
     new = [{"path": s.path, "sha256": s.sha256, "documents": s.n_documents} for s in sources]
@@ -322,3 +168,73 @@ def pruned_source(
         return None
     still = set(files.values())
     return lambda path: scope.covers(path) and path not in still
+
+
+def documents_to_remove(
+    where: Path | object,
+    targets: Sequence[str],
+    documents: Sequence[Document],
+    files: Mapping[str, str],
+) -> set[str]:
+    """Return the ids of the documents the targets name; refuse a target naming none.
+
+    Raises:
+        InputError: A target matches no document (the message names it), or every
+            document would go.
+
+    """
+    matched = _documents_of_targets(targets, documents, files)
+    unmatched = [target for target in targets if not matched[target]]
+    if unmatched:
+        raise InputError(
+            f"no document of the index at {where} came from {', '.join(unmatched)} "
+            f"(no file there or inside it was indexed, and no document has that id); "
+            f"nothing was removed"
+        )
+    removed: set[str] = set().union(*matched.values())
+    if all(doc.doc_id in removed for doc in documents):
+        raise InputError(
+            f"removing {', '.join(targets)} would leave the index at {where} empty; "
+            f"delete the index instead, or rebuild it with --replace"
+        )
+    return removed
+
+
+def covered(file: str, targets: Sequence[str]) -> bool:
+    """Whether ``file`` is one of ``targets`` (files or folders) or inside one of them."""
+    return _covered(file, targets)
+
+
+def _target_paths(target: str) -> set[str]:
+    """Return a target as an absolute path, as given and with symlinks resolved (POSIX)."""
+    path = Path(target).expanduser()
+    return {Path(os.path.abspath(path)).as_posix(), path.resolve().as_posix()}
+
+
+def _covered(file: str, targets: Sequence[str]) -> bool:
+    """Whether ``file`` is one of ``targets`` or inside one of them."""
+    return any(within(file, option) for target in targets for option in _target_paths(target))
+
+
+def _documents_of_targets(
+    targets: Sequence[str], documents: Sequence[Document], files: Mapping[str, str]
+) -> dict[str, set[str]]:
+    """Return the ids of the documents each target names (by file or folder, or by id)."""
+    ids = {doc.doc_id for doc in documents}
+    by_file: dict[str, list[str]] = {}
+    for doc_id, file in files.items():
+        if doc_id in ids:
+            by_file.setdefault(file, []).append(doc_id)
+    found: dict[str, set[str]] = {}
+    for target in targets:
+        options = _target_paths(target)
+        hits = {
+            doc_id
+            for file, doc_ids in by_file.items()
+            if any(within(file, option) for option in options)
+            for doc_id in doc_ids
+        }
+        if target in ids:
+            hits.add(target)
+        found[target] = hits
+    return found

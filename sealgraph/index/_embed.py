@@ -1,31 +1,29 @@
-"""Embedding the chunks of a dense build: reused, resumed and new vectors.
+"""Embedding the chunks of a dense build (any backend): reused, resumed and new vectors.
 
-A build reuses the stored vector of every chunk whose indexed text is unchanged
-(:func:`reusable_vectors`), takes what an interrupted build left in
-``.NAME.partial-KEY/`` (:class:`~sealgraph.index._dense.PartialEmbeddings`), and
-embeds the rest in blocks of ``_EMBED_BLOCK`` texts (:func:`embed_chunks`),
-keeping finished blocks there so that a killed build resumes; once the new index
-is in place the kept blocks are removed (:func:`discard_partials`).
+A build passes the vectors it may reuse, by content hash (:func:`content_hash` of the
+chunk's indexed text: a folder index's stored vectors,
+:func:`~sealgraph.index.folder._reuse.reusable_vectors`), and what an interrupted
+build left (:class:`~sealgraph.index.folder._reuse.PartialEmbeddings`); the rest is
+embedded in blocks of ``_EMBED_BLOCK`` texts (:func:`embed_chunks`), finished
+blocks kept so that a killed build resumes.
 """
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
+import hashlib
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sealgraph.errors import IndexCorruptError, SealgraphError
-from sealgraph.index._dense import VECTORS_FILE, PartialEmbeddings, is_own_partial, partial_dirs
-from sealgraph.index._manifest import verify_files
+from sealgraph.errors import SealgraphError
 from sealgraph.index._progress import ProgressFn
-from sealgraph.index._store import DOCSTORE_FILE, read_chunk_hashes
 from sealgraph.index.embedders import Embedder, normalize_rows
 from sealgraph.ingest import WarnFn
+
+if TYPE_CHECKING:  # a folder build's kept batches; other backends keep none
+    from sealgraph.index.folder._reuse import PartialEmbeddings
 
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress and resume granularity)
 _KEEP_EVERY_S = 5.0  # finished blocks are kept for a resume at most this often (fast embedders)
@@ -37,28 +35,6 @@ def embedder_name(manifest: dict[str, Any]) -> str | None:
     info = manifest.get("embedder")
     name = info.get("name") if isinstance(info, dict) else None
     return str(name) if name is not None else None
-
-
-def reusable_vectors(
-    index_dir: Path, manifest: dict[str, Any] | None, embedder: Embedder, warn: WarnFn
-) -> dict[str, np.ndarray]:
-    """Vectors of the index being replaced, by content hash, if its embedder is the same."""
-    if manifest is None or embedder_name(manifest) != embedder.name:
-        return {}
-    info = manifest["embedder"]
-    try:
-        verify_files(index_dir, manifest, (DOCSTORE_FILE, VECTORS_FILE))
-        hashes = read_chunk_hashes(index_dir / DOCSTORE_FILE)
-        vectors = np.load(index_dir / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-        n_rows = hashes[-1][0] + 1 if hashes else 0
-        if vectors.dtype != np.float32 or vectors.shape[1:] != (info.get("dim"),):
-            raise ValueError(f"{VECTORS_FILE} holds {vectors.dtype} {vectors.shape}")
-        if vectors.shape[0] < n_rows:
-            raise ValueError(f"{VECTORS_FILE} has shape {vectors.shape}, expected {n_rows} rows")
-    except (IndexCorruptError, OSError, ValueError, sqlite3.DatabaseError) as exc:
-        warn(f"cannot reuse the vectors of {index_dir} ({exc}); embedding every chunk again")
-        return {}
-    return {digest: np.asarray(vectors[row]) for row, digest in hashes}
 
 
 def embed_chunks(
@@ -194,20 +170,6 @@ def _stack_rows(rows: list[np.ndarray], embedder_name: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack(rows), dtype=np.float32)
 
 
-def discard_partials(
-    index_dir: Path, partial: PartialEmbeddings | None, used: set[str], warn: WarnFn
-) -> None:
-    """Remove the kept batches of interrupted builds once a build of ``index_dir`` succeeded."""
-    for directory in partial_dirs(index_dir):
-        if not is_own_partial(directory):
-            continue  # our naming, not our files: never removed (a build says so when it opens it)
-        if partial is not None and directory == partial.directory:
-            unused = sum(1 for digest in partial.vectors if digest not in used)
-            if unused:
-                warn(
-                    f"discarded {unused:,} embeddings an interrupted build left in {directory} "
-                    f"for text this index does not hold"
-                )
-        else:
-            warn(f"removed {directory}, embeddings an interrupted build with another embedder left")
-        shutil.rmtree(directory, ignore_errors=True)
+def content_hash(text: str) -> str:
+    """SHA-256 of an indexed text: equal hashes mean a stored vector can be reused."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sealgraph.errors import ConfigError
-from sealgraph.index._gazetteer import GazetteerRows, document_rows
-from sealgraph.index._store import content_hash
+from sealgraph.index._embed import content_hash
+from sealgraph.index.folder._gazetteer import GazetteerRows, document_rows
 from sealgraph.text.chunking import chunk_document, indexed_text, lexical_text
 from sealgraph.text.lexicon import Lexicon, use_lexicon
 from sealgraph.text.lines import document_line_hashes
@@ -59,7 +59,7 @@ class Processed:
     lines: np.ndarray
     """Each document's line hashes (:func:`~sealgraph.text.lines.document_line_hashes`), joined."""
     gazetteer: GazetteerRows
-    """The documents' rows of the gazetteer tables (:func:`~sealgraph.index._gazetteer.document_rows`)."""
+    """The documents' rows of the gazetteer tables (:func:`~sealgraph.index.folder._gazetteer.document_rows`)."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,12 @@
-"""Query embedding with a cache: what every index implementation shares for dense search."""
+"""Query embedding with a cache: what every index backend shares for dense search.
+
+:func:`query_embedder` settles the embedder an index is queried with (the one its
+manifest records, or the caller's, which must be the same); :class:`QueryEmbeddings`
+embeds queries with it, one at a time or in a batch, and keeps their vectors.
+"""
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -10,11 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from sealgraph.errors import EmbedderMismatchError
-from sealgraph.index.embedders import Embedder, normalize_rows
-from sealgraph.text.lexicon import Lexicon
+from sealgraph.errors import EmbedderMismatchError, InputError
+from sealgraph.index.embedders import (
+    ENABLE_DENSE_HINT,
+    LANGCHAIN_PREFIX,
+    Embedder,
+    as_embedder,
+    check_embedder_ready,
+    normalize_rows,
+    recorded_embedder,
+)
+from sealgraph.ingest import WarnFn
 
-__all__ = ["IndexBasics", "QueryEmbeddings"]
+__all__ = ["QueryEmbeddings", "query_embedder", "warn_once"]
 
 _QUERY_CACHE_SIZE = 2048
 
@@ -93,79 +105,6 @@ class QueryEmbeddings:
         return array
 
 
-class IndexBasics:
-    """What every index implementation answers the same way from its manifest and embedder.
-
-    A subclass sets ``_manifest``, ``_n_chunks``, ``_n_docs``, ``_lexicon`` and
-    ``_queries`` (a :class:`QueryEmbeddings`).
-    """
-
-    _manifest: dict[str, Any]
-    _n_chunks: int
-    _n_docs: int
-    _lexicon: Lexicon
-    _queries: QueryEmbeddings
-
-    @property
-    def manifest(self) -> dict[str, Any]:
-        """A copy of the manifest."""
-        return copy.deepcopy(self._manifest)
-
-    @property
-    def n_chunks(self) -> int:
-        """Number of chunks."""
-        return self._n_chunks
-
-    @property
-    def n_docs(self) -> int:
-        """Number of documents."""
-        return self._n_docs
-
-    @property
-    def has_dense(self) -> bool:
-        """True when dense search works: vectors are stored and queries can be embedded."""
-        return self._queries.enabled
-
-    @property
-    def embedder_name(self) -> str | None:
-        """Name of the embedder the stored vectors come from (None if there are none)."""
-        info = self._manifest.get("embedder")
-        return info.get("name") if info else None
-
-    @property
-    def lexicon(self) -> Lexicon:
-        """The lexicon the index was built with; runs over the index read with it."""
-        return self._lexicon
-
-    @property
-    def encoding(self) -> str:
-        """Tiktoken encoding that counted ``Chunk.n_tokens``."""
-        return self._manifest["tokenizer"]["encoding"]
-
-    def embed_query(self, text: str) -> np.ndarray | None:
-        """Return the unit query vector (cached, read-only), or None without dense search."""
-        return self._queries.query(text)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Embed several queries at once (one batch for the uncached ones), or None.
-
-        The vectors land in the query cache, so calling this with a loop's
-        micro-queries before searching them one by one saves a model call each.
-        """
-        return self._queries.queries(texts)
-
-    def clear_query_cache(self) -> None:
-        """Forget cached query embeddings (for cold-start latency measurements)."""
-        self._queries.clear()
-
-    def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Embed arbitrary texts (one unit row each) with the query embedder, or None.
-
-        Not cached: meant for one batch of passage pieces (e.g. sentences to pack).
-        """
-        return self._queries.texts(texts)
-
-
 def _read_only(vector: np.ndarray) -> np.ndarray:
     vector = np.array(vector, dtype=np.float32, copy=True)
     vector.setflags(write=False)
@@ -197,3 +136,67 @@ class _LRUCache:
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+
+
+_warned_once: set[str] = set()
+
+
+def warn_once(warn: WarnFn, message: str) -> None:
+    """Give ``message`` to ``warn`` the first time in this process only."""
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warn(message)
+
+
+def query_embedder(
+    info: dict[str, Any], embedder: str | Embedder | Any | None, where: object, warn: WarnFn
+) -> Embedder | None:
+    """Return the embedder an index whose manifest records ``info`` is queried with.
+
+    ``embedder`` None: the recorded one, when it can be made here (else None, with a
+    warning: retrieval is lexical); ``"none"``/``"off"``: None; anything else must be
+    an embedder of the recorded name.
+
+    Raises:
+        EmbedderMismatchError: ``embedder`` is another embedder.
+        ConfigError: The embedder cannot work here (an OpenAI model without an API key).
+
+    """
+    name = info.get("name")
+    if isinstance(embedder, str) and embedder.strip().lower() in {"none", "off"}:
+        return None
+    if embedder is None:
+        try:
+            # A base URL the manifest records is refused unless the user gives one.
+            resolved = recorded_embedder(info, where=f"the index at {where}")
+        except InputError:  # unknown name or missing optional dependency
+            resolved = None
+        if resolved is None:
+            warn_once(warn, _unavailable(name, where))
+        # Available but not usable (no API key): say so now, not inside a graph node.
+        check_embedder_ready(resolved)
+        return resolved
+    resolved = as_embedder(embedder)
+    if resolved is None or resolved.name != name:
+        got = resolved.name if resolved is not None else "none"
+        raise EmbedderMismatchError(
+            f"the index at {where} was built with embedder {name}, not {got}; "
+            f"query with the same embedder or rebuild the index"
+        )
+    check_embedder_ready(resolved)
+    return resolved
+
+
+def _unavailable(name: str | None, where: object) -> str:
+    message = (
+        f"dense retrieval disabled: the index at {where} has {name} vectors but that "
+        f"embedder is not available here; retrieval will be lexical (BM25) only"
+    )
+    if name and name.startswith("sentence-transformers/"):
+        message += f"; enable it with {ENABLE_DENSE_HINT}"
+    elif name and name.startswith(LANGCHAIN_PREFIX):
+        message += (
+            "; pass the LangChain embeddings it was built with: "
+            "load_index(path, embedder=embeddings)"
+        )
+    return message

@@ -34,7 +34,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from sealgraph.index._manifest import MANIFEST_FILE
+from sealgraph.index.folder._manifest import MANIFEST_FILE
 
 __all__ = ["DERIVED_DIR", "index_identity", "is_derived_file", "read_derived", "write_derived"]
 

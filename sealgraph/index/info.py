@@ -65,7 +65,7 @@ def index_info(target: str | os.PathLike[str]) -> IndexInfo:
 
     """
     from sealgraph.index import load_index
-    from sealgraph.index._address import index_location, is_index_address
+    from sealgraph.index._registry import index_location, is_index_address
 
     index = load_index(target, embedder="none")
     manifest = index.manifest

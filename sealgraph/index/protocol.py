@@ -1,8 +1,11 @@
 """What the graph, the ledger, packing, the pipeline and the evaluation need from an index.
 
-:class:`SearchIndex` is the interface; :class:`sealgraph.index.Index` (what
-:func:`sealgraph.index.build_index` and :func:`sealgraph.index.load_index` return)
-implements it. A LangChain vector store or retriever does not: the SEAL loop reads
+:class:`SearchIndex` is the interface: the searches, over the :class:`ChunkStore` the
+hits are read from (a search index is a chunk store too: its reads are the store's).
+:class:`sealgraph.index.Index` (the folder index) and
+:class:`sealgraph.index.QdrantIndex` (what :func:`sealgraph.index.build_index` and
+:func:`sealgraph.index.load_index` return for a folder or a Qdrant address)
+implement it. A LangChain vector store or retriever does not: the SEAL loop reads
 chunks by id, walks a document's chunks in order and scores given chunks
 lexically, which a retriever cannot do. :func:`require_search_index` turns such a
 value into a clear :class:`~sealgraph.errors.InputError`.
@@ -42,15 +45,54 @@ if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.config import RetrievalConfig
     from sealgraph.types import Chunk, Hit
 
-__all__ = ["CorpusStatisticsSource", "SearchIndex", "require_search_index"]
+__all__ = [
+    "BatchSearch",
+    "ChunkStore",
+    "CorpusStatisticsSource",
+    "SearchIndex",
+    "hybrid_search_batch",
+    "require_search_index",
+]
 
 
 @runtime_checkable
-class SearchIndex(Protocol):
-    """A loaded, read-only corpus index: chunk lookup plus lexical, dense and hybrid search.
+class ChunkStore(Protocol):
+    """The chunks of an index, read by id, by document and by name.
 
     Chunk ids are ``"{doc_id}#{order}"`` (see :class:`sealgraph.types.Chunk`).
-    ``isinstance(value, SearchIndex)`` checks that every member is present.
+    """
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """Return a chunk by id (KeyError if unknown)."""
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> list[Chunk]:
+        """Return chunks by id, in the given order (KeyError on an unknown id)."""
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Iterate over every chunk (documents in order, chunks in order)."""
+
+    def doc_chunks(self, doc_id: str) -> list[Chunk]:
+        """Chunks of a document, in order (empty for an unknown document)."""
+
+    def neighbors(self, chunk_id: str, before: int = 1, after: int = 1) -> list[Chunk]:
+        """Return the chunk with up to ``before``/``after`` same-document neighbours, in order."""
+
+    def titles(self) -> list[tuple[str, str]]:
+        """``(doc_id, title)`` of every document, in document order."""
+
+    def headings(self) -> list[tuple[str, str]]:
+        """``(chunk_id, own section heading)`` of every chunk that has one."""
+
+    def lookup_title(self, name: str) -> list[str]:
+        """Chunk ids for an entity name (documents with that title, then that heading)."""
+
+
+@runtime_checkable
+class SearchIndex(ChunkStore, Protocol):
+    """A loaded, read-only corpus index: lexical, dense and hybrid search over its chunks.
+
+    ``isinstance(value, SearchIndex)`` checks that every member is present (the
+    :class:`ChunkStore` reads included).
     """
 
     # -- properties -------------------------------------------------------------
@@ -78,32 +120,6 @@ class SearchIndex(Protocol):
     @property
     def embedder_name(self) -> str | None:
         """Name of the embedder the stored vectors come from (None if there are none)."""
-
-    # -- chunk access -----------------------------------------------------------
-
-    def get_chunk(self, chunk_id: str) -> Chunk:
-        """Return a chunk by id (KeyError if unknown)."""
-
-    def get_chunks(self, chunk_ids: Iterable[str]) -> list[Chunk]:
-        """Return chunks by id, in the given order (KeyError on an unknown id)."""
-
-    def iter_chunks(self) -> Iterator[Chunk]:
-        """Iterate over every chunk (documents in order, chunks in order)."""
-
-    def doc_chunks(self, doc_id: str) -> list[Chunk]:
-        """Chunks of a document, in order (empty for an unknown document)."""
-
-    def neighbors(self, chunk_id: str, before: int = 1, after: int = 1) -> list[Chunk]:
-        """Return the chunk with up to ``before``/``after`` same-document neighbours, in order."""
-
-    def titles(self) -> list[tuple[str, str]]:
-        """``(doc_id, title)`` of every document, in document order."""
-
-    def headings(self) -> list[tuple[str, str]]:
-        """``(chunk_id, own section heading)`` of every chunk that has one."""
-
-    def lookup_title(self, name: str) -> list[str]:
-        """Chunk ids for an entity name (documents with that title, then that heading)."""
 
     # -- search -----------------------------------------------------------------
 
@@ -135,6 +151,25 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class BatchSearch(Protocol):
+    """Searches of several queries in one call (optional; both of sealgraph's indexes offer it).
+
+    The results are those of :meth:`SearchIndex.search_dense` and
+    :meth:`SearchIndex.search_hybrid` one query at a time; the queries are embedded in
+    one batch (one model call for the uncached ones; their vectors kept in the index's
+    query cache), and the folder index hands them to FAISS in one call.
+    """
+
+    def search_dense_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """:meth:`SearchIndex.search_dense` for each query."""
+
+    def search_hybrid_many(
+        self, queries: Sequence[str], k: int, retrieval: RetrievalConfig | None = None
+    ) -> list[list[Hit]]:
+        """:meth:`SearchIndex.search_hybrid` for each query."""
+
+
+@runtime_checkable
 class CorpusStatisticsSource(Protocol):
     """What an index may offer so that no reader counts its corpus (optional)."""
 
@@ -149,7 +184,7 @@ class CorpusStatisticsSource(Protocol):
         ``gazetteer()`` (every document's names, read on demand: a
         :class:`sealgraph.ledger.gazetteer.GazetteerTables`, or None); None when the
         index holds none, or when they were counted otherwise (another
-        counting version or lexicon; see :class:`sealgraph.index._statistics.CorpusStatistics`).
+        counting version or lexicon; see :class:`sealgraph.index.folder._statistics.CorpusStatistics`).
         """
 
     def document_headings(self) -> list[tuple[str, str]]:
@@ -157,6 +192,22 @@ class CorpusStatisticsSource(Protocol):
 
     def first_chunk_texts(self) -> list[tuple[str, str]]:
         """``(doc_id, text of its first chunk)`` of every document, in one read."""
+
+
+def hybrid_search_batch(
+    index: SearchIndex,
+    queries: Sequence[str],
+    k: int,
+    retrieval: RetrievalConfig | None = None,
+) -> list[list[Hit]]:
+    """Return :meth:`SearchIndex.search_hybrid` of each query, in one batch where the index can.
+
+    An index that offers :class:`BatchSearch` embeds the queries in one model call;
+    any other is asked one query at a time. The results are the same either way.
+    """
+    if isinstance(index, BatchSearch):
+        return index.search_hybrid_many(queries, k, retrieval)
+    return [index.search_hybrid(query, k, retrieval) for query in queries]
 
 
 def require_search_index(value: object, *, where: str, expected: str) -> SearchIndex:
@@ -187,8 +238,10 @@ def require_search_index(value: object, *, where: str, expected: str) -> SearchI
     raise InputError(f"{where} needs a sealgraph index ({expected}); got {name}{tail}")
 
 
-_MEMBERS = tuple(name for name in vars(SearchIndex) if not name.startswith("_"))
-"""Names of the members of :class:`SearchIndex`, in declaration order."""
+_MEMBERS = tuple(
+    name for protocol in (ChunkStore, SearchIndex) for name in vars(protocol) if name[0] != "_"
+)
+"""Names of the members of :class:`SearchIndex` (its chunk store's first), in declaration order."""
 
 
 def _has_member(value: object, name: str) -> bool:

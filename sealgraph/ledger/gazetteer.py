@@ -68,7 +68,7 @@ class GazetteerTables(Protocol):
 
     :class:`MemoryTables` derives them from titles, headings and aliases given to
     it; an index that stored them at build time offers its own (see
-    :meth:`sealgraph.index._statistics.CorpusStatistics.gazetteer`), read on demand.
+    :meth:`sealgraph.index.folder._statistics.CorpusStatistics.gazetteer`), read on demand.
     Keys are normalised names (:func:`sealgraph.text.names.normalize_name`) under the
     lexicon the names were read with.
     """

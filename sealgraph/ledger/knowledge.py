@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sealgraph.index.derived import read_derived, write_derived
+from sealgraph.ledger._need_items import need_items
 from sealgraph.ledger.content_links import OPENING_CHARS, ContentNames
 from sealgraph.ledger.extract import PassageFeatures, passage_features
 from sealgraph.ledger.gazetteer import Gazetteer, declared_aliases
 from sealgraph.ledger.periods import DocPeriod, document_period
+from sealgraph.model import NeedItem, QuestionNeeds
 from sealgraph.packing.scoring import repeated_lines
 from sealgraph.text.chunking import indexed_text
 from sealgraph.text.lexicon import active, lexicon_of, use_lexicon, words
@@ -259,6 +261,10 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+_ITEMS_KEPT = 256
+"""N(q)s whose need items a corpus keeps (a served graph answers many questions)."""
+
+
 class CorpusKnowledge:
     """Gazetteer, passage features and question relevance for one index.
 
@@ -279,6 +285,7 @@ class CorpusKnowledge:
         self._content_names: ContentNames | None = None  # read on first use
         self._tables: dict[str, Any] | None = None  # index_tables(index), on first use
         self._common_lines: Container[str] | None = None  # repeated lines, on first use
+        self._items: dict[tuple[QuestionNeeds, str], tuple[NeedItem, ...]] = {}
         self._lock = threading.Lock()
         self._tables_lock = threading.Lock()
 
@@ -431,6 +438,25 @@ class CorpusKnowledge:
         """
         n = max(1, self.index.n_chunks)
         return math.log(1.0 + n / (1.0 + self.tables()["term_df"].get(term, 0)))
+
+    def need_items(self, needs: QuestionNeeds) -> list[NeedItem]:
+        """N(q)'s need items, words weighted by :meth:`idf`: computed once per needs.
+
+        Every node of a run (and every branch of a fan-out) asks for the items of the
+        same N(q); they change only when N(q) does, so they are kept by its value (and
+        the active lexicon's name, which reads their words) instead of rebuilt per node.
+        """
+        key = (needs, active().name)
+        try:
+            items = self._items.get(key)
+        except TypeError:  # N(q) of an unhashable kind (a caller's own): not kept
+            return need_items(needs, self.idf)
+        if items is None:
+            items = tuple(need_items(needs, self.idf))
+            if len(self._items) >= _ITEMS_KEPT:
+                self._items.clear()  # a long-lived graph serves many questions
+            self._items[key] = items
+        return list(items)
 
     def relevance(self, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Question relevance of each chunk in [0, 1].

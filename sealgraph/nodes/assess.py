@@ -6,7 +6,6 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import AssessUpdate, SealState
-from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
@@ -26,7 +25,7 @@ def assess(state: SealState, runtime: Runtime[RunContext]) -> AssessUpdate:
     w = EventWriter("assess", loop)
     needs = QuestionNeeds.from_dict(state["needs"])
     kn = run.knowledge
-    items = need_items(needs, kn.idf)
+    items = kn.need_items(needs)
     feats = kn.features([s["chunk_id"] for s in state["slots"]])
     outcome = run.reasoner.assess(
         needs,

@@ -7,7 +7,6 @@ from langgraph.runtime import Runtime
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import ExtractUpdate, SealState
 from sealgraph.ledger.chain import describe_chain, follow_chain
-from sealgraph.ledger.gaps import need_items
 from sealgraph.ledger.ledger import EntityLedger
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
@@ -49,7 +48,7 @@ def extract(state: SealState, runtime: Runtime[RunContext]) -> ExtractUpdate:
     # The question's chain, hop by hop through the evidence (hop, entity, passage).
     needs = QuestionNeeds.from_dict(state["needs"])
     kn = run.knowledge
-    ledger = ledger.with_chain(follow_chain(needs, need_items(needs, kn.idf), kn.features(ids)))
+    ledger = ledger.with_chain(follow_chain(needs, kn.need_items(needs), kn.features(ids)))
     if ledger.chain:
         w.add("chain", describe_chain(ledger.chain), {"hops": [h.to_dict() for h in ledger.chain]})
     added = [ledger.entities[e].name for e in ledger.entities if e not in before]

@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import PackUpdate, SealState
 from sealgraph.graph.steps import pack_evidence, packed_dicts, trace_dicts
-from sealgraph.ledger.gaps import Gap, need_items
+from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
 
@@ -27,7 +27,7 @@ def pack(state: SealState, runtime: Runtime[RunContext]) -> PackUpdate:
     ids = [s["chunk_id"] for s in state["slots"]]
     chunks = run.index.get_chunks(ids)
     kn = run.knowledge
-    items = need_items(needs, kn.idf)
+    items = kn.need_items(needs)
     outcome = run.reasoner.support(
         needs,
         items,

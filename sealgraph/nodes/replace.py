@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import ReplaceUpdate, SealState
-from sealgraph.ledger.gaps import coverage_memo, need_items
+from sealgraph.ledger.gaps import coverage_memo
 from sealgraph.ledger.needs import QuestionNeeds, focus_text
 from sealgraph.nodes._common import EventWriter
 from sealgraph.repair.replacement import Slot
@@ -28,7 +28,7 @@ def _replace(state: SealState, runtime: Runtime[RunContext]) -> ReplaceUpdate:
     w = EventWriter("replace", loop)
     needs = QuestionNeeds.from_dict(state["needs"])
     kn = run.knowledge
-    items = need_items(needs, kn.idf)
+    items = kn.need_items(needs)
     slots = [Slot(s["chunk_id"], s["inserted_loop"]) for s in state["slots"]]
     pool = list(dict.fromkeys(c for ids in state.get("candidates", {}).values() for c in ids))
     ids_all = [s.chunk_id for s in slots] + pool

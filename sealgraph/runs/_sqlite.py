@@ -37,6 +37,8 @@ LANGGRAPH_TABLES = frozenset({"checkpoints", "writes"})
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _APPLICATION_ID_OFFSET = 68  # byte offset of the application id in the SQLite header
+_INDEX_FORMAT = "sealgraph-index"  # a folder index manifest's "format" (index/folder/_manifest.py)
+_INDEX_MANIFEST = "manifest.json"
 _CHECKPOINT_COLUMNS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint"})
 
 

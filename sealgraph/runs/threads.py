@@ -163,7 +163,7 @@ def run_config(
         configurable["checkpoint_id"] = checkpoint_id
     metadata: dict[str, Any] = {LLM_KEY: bool(llm)}
     if index is not None:
-        from sealgraph.index._address import user_index_path
+        from sealgraph.index import user_index_path
 
         metadata[INDEX_KEY] = user_index_path(os.fspath(index), resolve=True)
     if overrides is not None:

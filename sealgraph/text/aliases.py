@@ -6,7 +6,7 @@ in its opening text ("Payments Platform Team (PPT)", "usually just called Beacon
 and its section headings. :func:`document_entries` ranks them for one document; the
 offline reasoner's gazetteer (:mod:`sealgraph.ledger.gazetteer`) is the union over
 the corpus, and an index writes the same entries at build time
-(:mod:`sealgraph.index._names`) so that nothing is derived at a user's first question.
+(:mod:`sealgraph.index.folder._gazetteer`) so that nothing is derived at a user's first question.
 Everything here reads the active lexicon (:func:`sealgraph.text.lexicon.use_lexicon`).
 """
 
@@ -89,14 +89,24 @@ def title_aliases(title: str) -> list[tuple[str, str]]:
     acr = acronym(key)
     if acr and len(acr) >= 3 and acr not in stop:
         out.append((acr, "acronym"))
+    last = _surname(title, key)
+    if last:
+        out.append((last, "partial"))
+    return [(k, kind) for k, kind in out if k and k not in stop]
+
+
+def _surname(title: str, key: str) -> str:
+    """Return the last word of a two- or three-word capitalised name (a surname), else ""."""
+    lex = active()
     raw_words = [w for w in WORD_RE.findall(re.sub(r"\([^)]*\)", "", title))]
     # A person's name is written with spaces; a file name's last word is no surname.
     named = " " in title.strip() and "," not in title
-    if 2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and named:
-        last = token_key(raw_words[-1])
-        if len(last) > 3 and last not in stop | lex.org_suffixes and last != key:
-            out.append((last, "partial"))
-    return [(k, kind) for k, kind in out if k and k not in stop]
+    if not (2 <= len(raw_words) <= 3 and all(w[:1].isupper() for w in raw_words) and named):
+        return ""
+    last = token_key(raw_words[-1])
+    if len(last) > 3 and last not in lex.stop_words | lex.org_suffixes and last != key:
+        return last
+    return ""
 
 
 def declared_aliases(title: str, lead_text: str) -> list[str]:

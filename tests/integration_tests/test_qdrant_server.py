@@ -40,8 +40,8 @@ pytest.importorskip("qdrant_client")
 @pytest.fixture
 def address():
     """A fresh collection address on the server, deleted after the test."""
-    from sealgraph.index._address import parse_index_address
-    from sealgraph.index._qdrant_store import connect
+    from sealgraph.index._registry import parse_index_address
+    from sealgraph.index.qdrant._store import connect
 
     value = f"{SERVER}/sealgraph-test-{uuid.uuid4().hex[:12]}"
     yield value

@@ -53,7 +53,7 @@ def test_an_add_on_a_nearly_full_disk_says_what_it_needs_against_what_was_free(t
 
 
 def test_a_failed_build_leaves_no_lock_file(tmp_path, monkeypatch):
-    import sealgraph.index._build as build
+    import sealgraph.index.folder._build as build
 
     docs = write_tiny_docs(tmp_path / "docs")
     build_index(docs, tmp_path / "idx", embedder="none", warn=lambda _: None)

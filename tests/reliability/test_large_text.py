@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from sealgraph import build_graph
 from sealgraph.index import build_index
-from sealgraph.index._lexical import lexical_tokens, write_lexical
-from sealgraph.index._segments import Segment
+from sealgraph.index._bm25 import lexical_tokens
+from sealgraph.index.folder._lexical import write_lexical
+from sealgraph.index.folder._segments import Segment
 from sealgraph.ledger.knowledge import term_document_frequencies
 from sealgraph.text.chunking import chunk_document, markdown_headings, split_sentences
 from sealgraph.text.lexicon.english import ENGLISH

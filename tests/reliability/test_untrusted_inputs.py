@@ -415,7 +415,7 @@ def test_a_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch):
     # Where no small disk can be mounted: the errors libraries raise on a full disk.
     import sqlite3
 
-    import sealgraph.index._build as build
+    import sealgraph.index.folder._build as build
 
     docs = write_tiny_docs(tmp_path / "docs")
     for error in (

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from sealgraph.index._manifest import quick_digest
+from sealgraph.index.folder._manifest import quick_digest
 
 
 def as_earlier_index(index_dir: Path, *, drop_document_files: bool = False) -> None:
@@ -28,4 +28,26 @@ def as_earlier_index(index_dir: Path, *, drop_document_files: bool = False) -> N
     manifest["sources"] = [{"path": p, "sha256": h, "documents": n} for p, h, n in rows]
     manifest["files"]["docstore.sqlite"] = hashlib.sha256(store.read_bytes()).hexdigest()
     manifest["quick"]["docstore.sqlite"] = quick_digest(store)
+    (index_dir / "manifest.json").write_text(json.dumps(manifest))
+
+
+def with_numpy_inverted_file(index_dir: Path) -> None:
+    """Give a dense index the numpy inverted file earlier builds wrote (``ann.kind`` ``ivf``)."""
+    import numpy as np
+
+    vectors = np.load(index_dir / "vectors.npy")
+    folder = index_dir / "ivf"
+    folder.mkdir()
+    arrays = {
+        "centroids.npy": vectors[:1].copy(),
+        "offsets.npy": np.array([0, len(vectors)], dtype=np.int64),
+        "rows.npy": np.arange(len(vectors), dtype=np.int32),
+    }
+    manifest = json.loads((index_dir / "manifest.json").read_text())
+    for name, array in arrays.items():
+        np.save(folder / name, array, allow_pickle=False)
+        path = folder / name
+        manifest["files"][f"ivf/{name}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        manifest["quick"][f"ivf/{name}"] = quick_digest(path)
+    manifest["ann"] = {"kind": "ivf", "lists": 1, "probe": 1, "recall": 1.0}
     (index_dir / "manifest.json").write_text(json.dumps(manifest))

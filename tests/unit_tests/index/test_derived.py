@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from sealgraph.index import load_index
-from sealgraph.index._lifecycle import OWN_FILES, OWN_FOLDERS
-from sealgraph.index._manifest import foreign_entries
 from sealgraph.index.derived import DERIVED_DIR, index_identity, read_derived, write_derived
+from sealgraph.index.folder._lifecycle import OWN_FILES, OWN_FOLDERS
+from sealgraph.index.folder._manifest import foreign_entries
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from support.fakes import write_tiny_docs
 
-import sealgraph.index._device as device_module
 import sealgraph.index.embedders as embedders
 from sealgraph.cli import main
 from sealgraph.errors import ConfigError
@@ -263,13 +262,3 @@ def test_a_lexical_build_and_the_device_spelling_import_no_torch(tmp_path):
         [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
-
-
-@pytest.mark.slow
-def test_vectors_do_not_depend_on_the_batch_size(local_embedder):
-    texts = [f"The Lumen Lamp number {i} is a brass desk lamp. " * (1 + i % 5) for i in range(24)]
-    small = LocalEmbedder(4, device="cpu").embed_documents(texts)
-    large = LocalEmbedder(64, device="cpu").embed_documents(texts)
-    assert small.dtype == np.float32
-    assert float(np.abs(small - large).max()) < 1e-5
-    assert device_module.resolve_device("cpu") == "cpu"

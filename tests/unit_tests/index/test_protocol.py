@@ -1,4 +1,7 @@
-"""The SearchIndex protocol: the real index satisfies it, anything else is refused early."""
+"""The SearchIndex protocol: the real index satisfies it, anything else is refused early.
+
+A search index is a chunk store too (ChunkStore, the reads its hits come from).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +11,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from sealgraph import build_graph
 from sealgraph.errors import InputError
 from sealgraph.graph.context import SealContext
-from sealgraph.index import Index, SearchIndex, load_index
+from sealgraph.index import ChunkStore, Index, SearchIndex, load_index
 from sealgraph.index.protocol import require_search_index
 from sealgraph.runs.threads import _UnusableIndex, reader_graph
 
 QUESTION = "In which province is the town where Northwind Studio was founded?"
 
-MEMBERS = [name for name in vars(SearchIndex) if not name.startswith("_")]
+MEMBERS = [
+    name for protocol in (ChunkStore, SearchIndex) for name in vars(protocol) if name[0] != "_"
+]
 METHODS = [name for name in MEMBERS if callable(getattr(SearchIndex, name))]
 
 
@@ -26,8 +31,13 @@ def _vector_store():
     return store
 
 
-def test_a_loaded_index_is_a_search_index(tiny_index):
-    assert isinstance(tiny_index, SearchIndex)
+def test_a_loaded_index_is_a_search_index_over_a_chunk_store(tiny_index):
+    assert isinstance(tiny_index, SearchIndex) and isinstance(tiny_index, ChunkStore)
+    assert isinstance(tiny_index.chunks, ChunkStore) and not isinstance(
+        tiny_index.chunks, SearchIndex
+    )
+    chunk_id = next(tiny_index.iter_chunks()).chunk_id
+    assert tiny_index.get_chunk(chunk_id) == tiny_index.chunks.get_chunk(chunk_id)
     assert require_search_index(tiny_index, where="test", expected="an index") is tiny_index
 
 

@@ -16,8 +16,8 @@ from sealgraph.config import SealConfig
 from sealgraph.errors import IndexCorruptError
 from sealgraph.graph.context import RunContext
 from sealgraph.index import load_index
-from sealgraph.index._manifest import MANIFEST_FILE, file_sha256, write_manifest
 from sealgraph.index.derived import DERIVED_DIR
+from sealgraph.index.folder._manifest import MANIFEST_FILE, file_sha256, write_manifest
 from sealgraph.ledger.knowledge import (
     TABLES_CACHE,
     TABLES_FILE,

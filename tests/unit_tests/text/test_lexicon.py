@@ -13,7 +13,7 @@ import pytest
 from sealgraph.config import SealConfig
 from sealgraph.errors import ConfigError, StaleTokenizerError
 from sealgraph.index import build_index, load_index, refresh_lexical
-from sealgraph.index._lexical import lexical_tokens
+from sealgraph.index._bm25 import lexical_tokens
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.needs import question_needs
 from sealgraph.reasoning.answer import answer_kind
