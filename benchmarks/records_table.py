@@ -10,7 +10,9 @@ the first byte of the SHA-256 of its id), so the half-a and half-b rows are what
 ``--split a`` and ``--split b`` runs score: every method scores each question alone.
 Prints one Markdown table per set: for each half (a, b, all), label and method,
 doc recall, all-gold, span recall in the evidence (sets with gold spans; "-"
-elsewhere), evidence size and p50 latency in ms.
+elsewhere), supporting-sentence recall in the packed context (sets with supporting
+sentences; "-" elsewhere: the records keep no sentence recall of the evidence itself),
+evidence size and p50 latency in ms.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def rows(label: str, path: Path) -> list[tuple[str, str, str, dict[str, str]]]:
                 c["all_gold"].append(1.0 if s.get("all_gold") else 0.0)
             if s.get("span_recall_evidence") is not None:
                 c["span"].append(float(s["span_recall_evidence"]))
+            if s.get("sp_sentences"):
+                c["sp"].append(float(s.get("sp_in_context") or 0) / float(s["sp_sentences"]))
     out = []
     for (half, method), c in sorted(cells.items()):
         out.append(
@@ -57,6 +61,7 @@ def rows(label: str, path: Path) -> list[tuple[str, str, str, dict[str, str]]]:
                     "recall": _mean(c["recall"]),
                     "all_gold": _mean(c["all_gold"]),
                     "span": _mean(c["span"]),
+                    "sp": _mean(c["sp"]),
                     "size": _mean(c["size"]),
                     "p50": f"{statistics.median(c['latency']):.0f}" if c["latency"] else "-",
                 },
@@ -78,9 +83,10 @@ def main(argv: list[str]) -> int:
     for name in sets:
         print(f"\n**{name}**\n")
         print(
-            "| half | code | method | n | doc recall | all-gold | span recall (evidence) | |E| | p50 ms |"
+            "| half | code | method | n | doc recall | all-gold | span recall (evidence) "
+            "| SP sent. (context) | |E| | p50 ms |"
         )
-        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
         found = []
         for label, folder in labels:
             path = folder / f"{name}.records.jsonl"
@@ -90,7 +96,7 @@ def main(argv: list[str]) -> int:
         for half, label, method, c in sorted(found, key=lambda t: (order[t[0]], t[1], t[2])):
             print(
                 f"| {half} | {label} | {method} | {c['n']} | {c['recall']} | {c['all_gold']} | "
-                f"{c['span']} | {c['size']} | {c['p50']} |"
+                f"{c['span']} | {c['sp']} | {c['size']} | {c['p50']} |"
             )
     return 0
 
