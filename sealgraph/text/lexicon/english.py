@@ -519,6 +519,7 @@ ENGLISH = Lexicon(
         "did was were had used first former formerly originally previous previously initially "
         "once founding"
     ),
+    conjunctions=_w("that"),
     holder_verbs=_w("served serves acted acts became becomes remained remains stayed"),
     entity_year_re=re.compile(
         r"^\.?(?:['’]s)?,?\s*(?:(?:in|for|during|of|from|at the end of)\s+(?:the\s+)?"

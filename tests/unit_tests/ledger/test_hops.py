@@ -45,6 +45,7 @@ def hops(question: str) -> int:
         ("Which team owns Ledgerline?", 1),
         ('Consider "Alpha Notes"\'s privacy policy; who can see which messages i send?', 1),
         ("Does the document indicate that the Agreement grants the Receiving Party rights?", 1),
+        ("Does the Agreement state that the Receiving Party may keep copies?", 1),
         ("How did the changes contribute to the enhancement of PPT's market competitiveness?", 1),
         ("Dana Whitcombe had a meeting with which team of engineers?", 1),
         # Asking for the described entity itself is one hop too.
@@ -56,6 +57,8 @@ def hops(question: str) -> int:
         ("Where was the husband of Dana Whitcombe born?", 2),
         ("Who leads the team that owns Ledgerline?", 2),
         ("In which province is the town where Northwind Studio was founded?", 2),
+        # A word that takes a clause ("state that") heads a description before "where".
+        ("When did the state where Port Ellis lies abolish tolls?", 2),
         ("Who is the father of the director of Lost in Fogland?", 2),
         ("Who is Dana Whitcombe's paternal grandfather?", 2),
         ("What other team is based in the same office as PPT?", 2),
