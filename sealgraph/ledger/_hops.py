@@ -111,10 +111,16 @@ def _relative_clause(form: _Form, i: int) -> tuple[int, int] | None:
     head = i - 2 if after_preposition else i - 1
     if head == i - 2 and not any(x in form.clause_openers for x in toks[i + 1 : i + 4]):
         return None  # "with which tribe?": a question word in place, not a clause
-    # "indicate that", "the fact that": a conjunction after a head that takes a clause
-    # describes nothing; "the state where X is located" does.
-    joins = toks[i] in lex.conjunctions or not lex.conjunctions
-    if head >= 0 and _word(toks[head]) and not (joins and toks[head] in lex.complement_heads):
+    # "indicate that", "the fact that", "does the policy specify which": a head that
+    # takes a clause describes nothing; right after its article and before no
+    # conjunction it is a noun ("the state where X is located").
+    noun = (
+        bool(lex.conjunctions)
+        and toks[i] not in lex.conjunctions
+        and head >= 1
+        and toks[head - 1] in lex.determiners
+    )
+    if head >= 0 and _word(toks[head]) and (noun or toks[head] not in lex.complement_heads):
         w = toks[head]
         if w not in lex.stop_words and w not in lex.relative_words and _determined(toks, head):
             return (head, _nesting_weight(w))

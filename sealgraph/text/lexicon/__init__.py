@@ -438,9 +438,9 @@ class Lexicon:
     question asks who holds a role now, and a past holder is not the answer."""
     conjunctions: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Relative words that may also join a clause to the word before them ("that" of
-    "indicate that", "the fact that"): only before these does a :attr:`complement_heads`
-    word end no description ("the state *where* X lies" describes a state). Empty: before
-    every relative word."""
+    "indicate that", "the fact that"): a :attr:`complement_heads` word right after its
+    article heads a description before any other relative word ("the state *where* X
+    lies" describes a state). Empty: never."""
     holder_verbs: frozenset[str] = field(default=frozenset(), metadata={"counted": False})
     """Verbs that give a name the role after them ("X *served* as commander", "X
     *became* director"): with copulas, determiners and "as", the only words between."""

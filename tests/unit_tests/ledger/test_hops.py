@@ -46,6 +46,8 @@ def hops(question: str) -> int:
         ('Consider "Alpha Notes"\'s privacy policy; who can see which messages i send?', 1),
         ("Does the document indicate that the Agreement grants the Receiving Party rights?", 1),
         ("Does the Agreement state that the Receiving Party may keep copies?", 1),
+        ("Does the Agreement specify which party may keep copies?", 1),
+        ("Does the document state when copies are destroyed?", 1),
         ("How did the changes contribute to the enhancement of PPT's market competitiveness?", 1),
         ("Dana Whitcombe had a meeting with which team of engineers?", 1),
         # Asking for the described entity itself is one hop too.
