@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
         print(f"\n**{name}**\n")
         print(
             "| half | code | method | n | doc recall | all-gold | span recall (evidence) "
-            "| SP sent. (context) | |E| | p50 ms |"
+            "| SP sent. (context) | evidence size | p50 ms |"
         )
         print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
         found = []
