@@ -25,9 +25,23 @@ from collections import Counter
 from pathlib import Path
 
 from sealgraph.config import SealConfig
-from sealgraph.eval._inputs import open_questions
+from sealgraph.eval._inputs import OpenedQuestions, open_questions
 from sealgraph.eval.split import split_of
 from sealgraph.graph.builder import build_graph
+
+
+def open_multihop(path: Path, config: SealConfig, split: str | None = None) -> OpenedQuestions:
+    """Open a multi-hop QA file as ``sealgraph eval`` does: its questions and their index."""
+    return open_questions(
+        path,
+        corpus=None,
+        index_dir=None,
+        pools=(),
+        embedder="auto",
+        config=config,
+        split=split,
+        limit=None,
+    )
 
 
 def _true_hops(qid: str) -> str:
@@ -51,16 +65,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--budget", type=int, default=400)
     args = ap.parse_args(argv)
     config = SealConfig(k=args.k, budget=args.budget)
-    opened = open_questions(
-        args.questions,
-        corpus=None,
-        index_dir=None,
-        pools=(),
-        embedder="auto",
-        config=config,
-        split=None,
-        limit=None,
-    )
+    opened = open_multihop(args.questions, config)
     index = opened.opened.index
     questions = {q.qid: q for q in opened.questions}
     graph = build_graph(index, config=config)

@@ -20,8 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+from chain_misses import open_multihop
+
 from sealgraph.config import SealConfig
-from sealgraph.eval._inputs import open_questions
 from sealgraph.eval.methods import METHODS, default_pipeline
 
 _METHODS = ("flat-hybrid", "seal")
@@ -36,16 +37,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--n", type=int, default=25)
     args = ap.parse_args(argv)
     config = SealConfig(k=args.k, budget=args.budget)
-    opened = open_questions(
-        args.questions,
-        corpus=None,
-        index_dir=None,
-        pools=(),
-        embedder="auto",
-        config=config,
-        split=args.split,
-        limit=None,
-    )
+    opened = open_multihop(args.questions, config, args.split)
     questions = [q.question for q in opened.questions][: args.n]
     runners = {
         m: METHODS[m].build(opened.opened.index, config, default_pipeline()) for m in _METHODS
