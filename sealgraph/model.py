@@ -217,6 +217,11 @@ class NeedItem:
     continues from; empty when not read); an ``entity`` need's year the question gives
     that entity and the stems of the asked attribute ("X's shareholder equity in
     2019": 2019, sharehold, equiti)."""
+    link: tuple[str, ...] = ()
+    """``chain`` needs: the stemmed relation words of the hop before, which its passage
+    states where it names this hop's entity ("own" for "who leads the team that owns the
+    system ...": the system's passage says which team owns it); empty when not read or
+    when the hop before is its head noun alone ("the spouse of")."""
 
     def term_weights(self) -> Mapping[str, float]:
         """Word → weight of a ``terms`` or ``relation`` need (uniform without weights).

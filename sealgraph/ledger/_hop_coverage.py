@@ -64,12 +64,39 @@ def _cover_bridge(
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
         return 1.0 if _hop_within(item, passage) else 0.0
+    return _onward(passage, items) * _bridge_link(item, passage, context, items, entity_docs)
+
+
+def _onward(passage: PassageFeatures, items: Sequence[NeedItem]) -> float:
+    """Share of a chain's second hop that leads on: under met unless it states the next link.
+
+    "Who leads the team that owns the system that caused X?": the system's passage that
+    says who owns it ("owned by the Data Infrastructure Team") is the hop; one listing
+    the system's consumers is about the system but leads nowhere the question goes.
+    1.0 for a bridge that ends the chain.
+    """
+    link = next((it.link for it in items if it.kind == "chain" and it.hop == 3), ())
+    if not link:
+        return 1.0
+    # Below the met grade, but only by a quarter: the next link may be written in
+    # other words ("buried" for "burial") than the question's.
+    return 0.75 + 0.25 * min(1.0, 2 * len(set(link) & passage.words) / len(link))
+
+
+def _bridge_link(
+    item: NeedItem,
+    passage: PassageFeatures,
+    context: Sequence[PassageFeatures],
+    items: Sequence[NeedItem],
+    entity_docs: set[str],
+) -> float:
+    """Strength of the link from a question entity's passage to ``passage`` (see above)."""
     anchor_docs = set(item.targets) or entity_docs
     anchors = [p for p in context if p.doc_id in anchor_docs and p.chunk_id != passage.chunk_id]
     confirmed, side_link = _role_hop(item, passage, anchors)
     if confirmed:
         return _confirmed_hop(item, passage)
-    side_link = side_link or _other_kind(item, passage)
+    side_link = side_link or _other_kind(item, passage) or _holderless(item, passage)
     link = _title_link(passage, anchors, context, entity_docs, side_link=side_link)
     # Read from what the grade may read (the memo keys it on the anchors alone).
     answer = _names_hop_answer(item, passage, anchors if entity_docs else context, items)
@@ -135,9 +162,9 @@ def _hop_answers(
     page of its own is not read here (its page is the hop, linked by title).
     """
     question = _question_words(items)
-    # The bridge reads hop 1's answer by hop 1's own words; a later hop's need holds its
-    # own words, not those of the hop before: the question's words read that one.
-    words = (set(item.words) if item.kind == "bridge" else set()) or question
+    # The bridge reads hop 1's answer by hop 1's own words, a later hop the answer of
+    # the hop before by that hop's words (its link); the question's words when unread.
+    words = set(item.words if item.kind == "bridge" else item.link) or question
     roles = frozenset(next((it.roles for it in items if it.roles), ()))
     scored: dict[str, float] = {}
     for p in anchors:
@@ -189,6 +216,23 @@ def _other_kind(item: NeedItem, passage: PassageFeatures) -> bool:
         return False
     head = passage.title.lower().split()[-1:] if passage.title else []
     return bool(head) and head[0] in lex.organization_heads | lex.place_heads
+
+
+def _holderless(item: NeedItem, passage: PassageFeatures) -> bool:
+    """Tell whether a passage gives nobody the role whose holder's value is compared.
+
+    "Who joined earlier, the lead of X or the lead of Y?": a page X links to that names
+    no lead (an org chart's note that "team leads are not reassigned") holds no lead's
+    date, whatever dates it gives; only for a comparison's typed bridge (see
+    :func:`_hop_within`), whose value belongs to the holder.
+    """
+    if not item.roles or item.qualifier_type not in ("date", "number"):
+        return False
+    lex = active()
+    roles = frozenset(item.roles) & stemmed(lex.person_heads | lex.agent_roles)
+    return bool(roles) and not (
+        passage.role_named_keys(roles) - {passage.topic} or passage.role_linked_docs(roles)
+    )
 
 
 def _hop_within(item: NeedItem, passage: PassageFeatures) -> bool:
@@ -383,10 +427,14 @@ def _cover_chain(
     entity_docs = _entity_docs(items)
     if passage.doc_id in entity_docs:
         return 0.0
+    # A passage of the hop before continues the chain only when it states that hop's
+    # relation ("owned by" for the team that owns the system): its other links (the
+    # system's consumers) are no answer of that hop.
+    link = frozenset(item.link)
     firsts = [
         q
         for q in _first_hops(context, items, besides=passage.chunk_id, hop=max(2, item.hop - 1))
-        if q.doc_id != passage.doc_id
+        if q.doc_id != passage.doc_id and (not link or link & q.words)
     ]
     if not firsts:
         return 0.0

@@ -196,6 +196,12 @@ def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
     # ``chain`` need per hop after the bridge.
     for hop in range(3, needs.hops + 1):
         said = needs.hop_relations[hop - 1] if hop <= len(needs.hop_relations) else ()
+        before = needs.hop_relations[hop - 2] if hop - 1 <= len(needs.hop_relations) else ()
+        # The hop before's words start at its head noun ("team" of "the team that owns"),
+        # which names the kind of this hop's entity; its passage states the rest ("owned
+        # by"). A head alone ("the spouse of", "the place of burial of") is often written
+        # in other words ("married", "buried"): no link words then.
+        before = before[1:]
         items.append(
             NeedItem(
                 "chain",
@@ -203,6 +209,7 @@ def _hop_items(needs: QuestionNeeds) -> list[NeedItem]:
                 anchor.name if anchor else "",
                 hop=hop,
                 words=tuple(sorted({stem(w) for w in said})),
+                link=tuple(sorted({stem(w) for w in before})),
             )
         )
     return items

@@ -151,12 +151,25 @@ def _role_linked_docs(
             if len(m.targets) != 1:
                 continue
             after = re.split(r"[.;!?](?:\s|$)", text[m.end : m.end + 40])[0]
-            near = _words_before(text, m.start) + words(after)[:_ROLE_WORDS_AFTER]
+            near = _holder_words(_words_before(text, m.start), terms)
+            near += words(after)[:_ROLE_WORDS_AFTER]
             if any(lex.stem(w) in terms for w in near):
                 docs.add(m.targets[0])
         return frozenset(docs)
 
     return _memo(("docs", lex, chunk_id, text, terms), compute)
+
+
+def _holder_words(before: list[str], terms: frozenset[str]) -> list[str]:
+    """Return the words before a name that may give it a role: none after "<role> of".
+
+    "the tech lead of Project Kestrel": Kestrel is what is led, not who leads it.
+    """
+    lex = active()
+    last = max((i for i, w in enumerate(before) if lex.stem(w) in terms), default=-1)
+    if last >= 0 and any(w in lex.of_words for w in before[last + 1 :]):
+        return []
+    return before
 
 
 def _role_named_keys(
@@ -170,7 +183,7 @@ def _role_named_keys(
             for start, name in proper_names(text)
             if name in keys
             and (
-                any(lex.stem(w) in terms for w in _words_before(text, start))
+                any(lex.stem(w) in terms for w in _holder_words(_words_before(text, start), terms))
                 or _role_after(text, start, len(name.split()), terms)
             )
         )
@@ -190,9 +203,10 @@ def _role_after(text: str, start: int, n_words: int, terms: frozenset[str]) -> b
     # A sentence ends at its mark, even one glued to the next ("Metrano.It was ...").
     after = re.split(r"[.;!?](?:\s|$|(?=[A-Z]))", text[start : start + 160])[0]
     following = words(after)[n_words : n_words + _ROLE_WORDS_BEFORE]
-    # Only words that say "holds" may stand between ("X served as", "X is the"): in
-    # "a Shaw Brothers kung fu film directed by Y" the role is not the name's.
-    linking = lex.copulas | lex.determiners | lex.as_words | lex.holder_verbs
+    # Only words that say "holds" may stand between ("X served as", "X is the", "X has
+    # led": an auxiliary of the role's own verb): in "a Shaw Brothers kung fu film
+    # directed by Y" the role is not the name's.
+    linking = lex.auxiliaries | lex.determiners | lex.as_words | lex.holder_verbs
     for i, word in enumerate(following):
         if lex.stem(word) in terms:
             # "X was directed ...": passive, the role is someone else's.

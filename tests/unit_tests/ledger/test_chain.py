@@ -18,9 +18,11 @@ QUESTION = (
 )
 
 
-def feat(chunk_id: str, doc_id: str, title: str, text: str) -> PassageFeatures:
+def feat(
+    chunk_id: str, doc_id: str, title: str, text: str, gazetteer: Gazetteer = GAZ
+) -> PassageFeatures:
     chunk = Chunk(chunk_id, doc_id, title, (), 0, 0, len(text), text, 10, ((0, len(text)),))
-    return passage_features(chunk, GAZ)
+    return passage_features(chunk, gazetteer)
 
 
 ANCHOR = feat("o#0", "outage", "Harbor Outage", "The root cause was lag on the Kelp Stream.")
@@ -84,3 +86,34 @@ def test_the_ledger_keeps_the_chain_and_drops_the_hops_of_evicted_passages():
     ledger = EntityLedger().with_chain(chain)
     assert EntityLedger.from_dict(ledger.to_dict()).chain == chain
     assert [h.hop for h in ledger.without_chunks(["n#0"]).chain] == [1, 2, 3]
+
+
+BILLING = "Rex Hollis leads the Billing Desk."
+CONSUMERS = "Main consumers: the Billing Desk reads events from it."
+GAZ_DESK = Gazetteer(
+    [
+        ("outage", "Harbor Outage"),
+        ("stream", "Kelp Stream"),
+        ("team", "Data Team"),
+        ("billing", "Billing Desk"),
+    ]
+)
+
+
+def test_a_hop_passage_that_does_not_state_the_next_link_leads_nowhere():
+    needs = question_needs(QUESTION, GAZ)
+    items = need_items(needs)
+    bridge = next(i for i, it in enumerate(items) if it.kind == "bridge")
+    hop3 = next(i for i, it in enumerate(items) if it.kind == "chain" and it.hop == 3)
+    # Hop 3's link is what the system's passage states of its owner ("owned by").
+    assert items[hop3].link == ("own",)
+    consumers = feat("s#1", "stream", "Kelp Stream", CONSUMERS, GAZ_DESK)
+    billing = feat("b#0", "billing", "Billing Desk", BILLING, GAZ_DESK)
+    anchor = feat("o#0", "outage", "Harbor Outage", ANCHOR.text, GAZ_DESK)
+    listed = coverage(items, [anchor, consumers, billing])
+    # The system's consumers list is about the system, but says nothing of its owner:
+    # half the bridge, and the consumer's page it links to is no hop of the chain.
+    assert listed[bridge] < MET
+    assert listed[hop3] == 0.0
+    owned = coverage(items, [ANCHOR, STREAM, TEAM])
+    assert owned[bridge] >= MET and owned[hop3] >= 0.5

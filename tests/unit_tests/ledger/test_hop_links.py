@@ -258,3 +258,32 @@ def test_corpus_knowledge_keeps_rare_names_without_a_page(tiny_index):
     assert "tomas greyhill" in names
     assert "port ellis" not in names
     assert kn.distinctive_name("tomas greyhill")
+
+
+def test_a_role_is_read_across_an_auxiliary_not_across_an_of():
+    gazetteer = Gazetteer([("kite", "Project Kite"), ("ops", "Ops Team")])
+    text = "Ada Quill has led the Ops Team since 2019. Rex Hollis is the tech lead of Project Kite."
+    f = feat("ops#1", "ops", "Ops Team", text, gazetteer)
+    lead = frozenset({stem("lead")})
+    # "has led": the perfect of the role's own verb gives Ada Quill the role...
+    assert "ada quill" in f.role_named_keys(lead)
+    # ...and "the lead of Project Kite" makes Kite what is led, not who leads.
+    assert f.role_linked_docs(lead) == frozenset()
+
+
+def test_a_compared_holders_value_is_not_met_by_a_linked_page_that_names_no_holder():
+    gazetteer = Gazetteer([("ops", "Ops Team"), ("web", "Web Team"), ("chart", "Org Chart")])
+
+    def f(chunk_id, doc_id, title, text):
+        return feat(chunk_id, doc_id, title, text, gazetteer)
+
+    question = "Who joined Zephyr earlier, the lead of the Ops Team or the lead of the Web Team?"
+    items = need_items(question_needs(question, gazetteer))
+    web = next(i for i in items if i.kind == "bridge" and i.targets == ("web",))
+    anchor = f("web#0", "web", "Web Team", "The Web Team sits in Product, see the Org Chart.")
+    # The chart states a date and the question's words, but gives nobody the role.
+    chart = f("chart#1", "chart", "Org Chart", "Team leads joined Product in January 2023.")
+    assert cover(web, chart, [anchor, chart], items) < MET
+    # The team's own passage that names its lead and the lead's date is the hop.
+    own = f("web#1", "web", "Web Team", "Ivo Brandt leads the Web Team. He joined in May 2020.")
+    assert cover(web, own, [anchor, own], items) >= MET
