@@ -97,21 +97,33 @@ def gather_candidates(
     found = hybrid_search_batch(
         index, [q.text for q in queries], config.micro_query_k, config.retrieval
     )
-    out: dict[str, list[str]] = {}
-    for q, docs, hits in zip(queries, targets, found, strict=True):
-        ids: list[str] = []
-        for chunks in docs:
-            if len(chunks) > DOC_CHUNKS:
-                order = rank_doc_chunks(
-                    index, relation_text(q), [c.chunk_id for c in chunks], config.retrieval
-                )
-                chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
-            ids.extend(c.chunk_id for c in chunks)
-        if q.entity and not q.title_targets:
-            ids.extend(index.lookup_title(q.entity)[:2])
-        ids.extend(h.chunk_id for h in hits)
-        out[q.text] = [c for c in dict.fromkeys(ids) if c not in exclude]
-    return out
+    return {
+        q.text: _query_candidates(index, q, docs, hits, config, exclude)
+        for q, docs, hits in zip(queries, targets, found, strict=True)
+    }
+
+
+def _query_candidates(
+    index: SearchIndex,
+    query: MicroQuery,
+    docs: Sequence[Sequence[Chunk]],
+    hits: Sequence[Hit],
+    config: SealConfig,
+    exclude: set[str],
+) -> list[str]:
+    """Return one query's candidates: its named documents' best chunks, then its hits."""
+    ids: list[str] = []
+    for chunks in docs:
+        if len(chunks) > DOC_CHUNKS:
+            order = rank_doc_chunks(
+                index, relation_text(query), [c.chunk_id for c in chunks], config.retrieval
+            )
+            chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
+        ids.extend(c.chunk_id for c in chunks)
+    if query.entity and not query.title_targets:
+        ids.extend(index.lookup_title(query.entity)[:2])
+    ids.extend(h.chunk_id for h in hits)
+    return [c for c in dict.fromkeys(ids) if c not in exclude]
 
 
 def _target_chunks(index: SearchIndex, query: MicroQuery, exclude: set[str]) -> list[list[Chunk]]:
