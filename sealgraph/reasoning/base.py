@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
@@ -39,6 +39,9 @@ from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer import AnswerAids, SpanText
 from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
+
+if TYPE_CHECKING:
+    from sealgraph.reasoning.llm import StepSpec
 
 T = TypeVar("T")
 
@@ -132,9 +135,30 @@ class GeneratedAnswer:
 
 
 class Reasoner(Protocol):
-    """What the graph needs from a reasoner."""
+    """What the graph needs from a reasoner.
+
+    :meth:`run_step` runs any LLM step from its record
+    (:class:`~sealgraph.reasoning.llm.StepSpec`, registered in
+    :data:`~sealgraph.reasoning.llm.STEPS`); the built-in steps also have a method
+    each (:meth:`needs`, :meth:`extract`, ...), which runs their record.
+    """
 
     name: str
+
+    def run_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """Run LLM step ``spec`` on the step's arguments (its ``ask`` and ``offline`` take them).
+
+        The LLM reasoner asks the model and falls back on ``spec.offline``; the offline
+        reasoner runs ``spec.offline`` alone.
+        """
+        ...
 
     def needs(
         self,

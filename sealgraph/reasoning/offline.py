@@ -10,6 +10,7 @@ falls back to it step by step.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures, extract_facts
 from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
@@ -20,6 +21,11 @@ from sealgraph.reasoning.answer import AnswerAids, SpanText, compose_answer
 from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
 from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.types import Chunk
+
+if TYPE_CHECKING:
+    from sealgraph.reasoning.llm import StepSpec
+
+T = TypeVar("T")
 
 
 def describe_gaps(gaps: Sequence[Gap]) -> str:
@@ -61,6 +67,17 @@ class OfflineReasoner:
     """
 
     name = "offline"
+
+    def run_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """Run step ``spec``'s offline fallback on the step's arguments (no call is made)."""
+        return spec.offline(self, *args, **kwargs)
 
     def needs(
         self,
