@@ -10,7 +10,7 @@ falls back to it step by step.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures, extract_facts
 from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
@@ -18,12 +18,9 @@ from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.reasoning.answer import AnswerAids, SpanText, compose_answer
-from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, StepSpec, Verdict
 from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.types import Chunk
-
-if TYPE_CHECKING:
-    from sealgraph.reasoning.llm import StepSpec
 
 T = TypeVar("T")
 

@@ -25,9 +25,8 @@ one exception: its citations may come as ``[n]`` markers instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -40,7 +39,7 @@ from sealgraph.ledger.needs import MAX_HOPS, QuestionNeeds
 from sealgraph.model import Step
 from sealgraph.prompts import fence, passages_block, prompt_example, prompt_messages, unfence
 from sealgraph.reasoning.answer import SpanText
-from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome, Verdict
+from sealgraph.reasoning.base import Ask, GeneratedAnswer, StepOutcome, StepSpec, Verdict
 from sealgraph.reasoning.llm._convert import facts_from, needs_from
 from sealgraph.reasoning.llm._request import StepRequest
 from sealgraph.reasoning.llm._schemas import (
@@ -57,40 +56,6 @@ from sealgraph.types import Chunk
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Ask(Generic[M, T]):
-    """What one call of a step asks: the prompt's values, and how a reply is used."""
-
-    values: Mapping[str, str]
-    """The prompt's placeholders filled (fenced already: :func:`~sealgraph.prompts.fence`)."""
-    convert: Callable[[M], T]
-    """Turns a checked reply into the step's value."""
-    check: Callable[[M], str | None] | None = None
-    """The step's own check of a reply: what is wrong with it, None when nothing is."""
-    stream: str | None = None
-    """The question, when the reply's ``answer`` field streams as text (generate)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StepSpec(Generic[M, T]):
-    """One LLM step: the one record a step is declared by (see the module doc)."""
-
-    name: str
-    """The step's name: its notes' and events' ``step``, its ``llm.max_tokens.<name>``."""
-    prompt: str
-    """Its prompt file, ``sealgraph/prompts/<prompt>.md`` (``# System``, ``# User``)."""
-    schema: type[M]
-    """The reply's pydantic schema (unknown keys forbidden, no defaults)."""
-    max_tokens: int | None
-    """Most tokens a reply may generate when ``llm.max_tokens`` names no bound for it."""
-    offline: Callable[..., StepOutcome[T]]
-    """The offline fallback, called as ``offline(offline_reasoner, *args, **kwargs)``."""
-    ask: Callable[..., Ask[M, T] | StepOutcome[T]]
-    """The step's arguments to an :class:`Ask`, or to its outcome when nothing is asked."""
-    doc: str = field(default="")
-    """One line saying what the step does."""
 
 
 STEPS: dict[str, StepSpec[Any, Any]] = {}

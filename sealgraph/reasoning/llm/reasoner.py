@@ -17,11 +17,10 @@ from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer import AnswerAids, SpanText
-from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, StepSpec, Verdict
 from sealgraph.reasoning.llm import _steps
 from sealgraph.reasoning.llm._attempts import StepRunner
 from sealgraph.reasoning.llm._client import openai_chat_class, prepared_model
-from sealgraph.reasoning.llm._steps import StepSpec
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
