@@ -7,15 +7,16 @@ bound when the config names none, its offline fallback (a method of
 :class:`~sealgraph.reasoning.offline.OfflineReasoner`, or any function taking the
 offline reasoner first), and ``ask``: how the step's arguments become the prompt's
 values, the step's own checks of a reply and the step's value made from a checked
-reply (:class:`Ask`). ``ask`` returns a :class:`~sealgraph.reasoning.base.StepOutcome`
-instead when there is nothing to ask (no new passage, no open gap).
+reply (:class:`~sealgraph.reasoning.base.Ask`). ``ask`` returns a
+:class:`~sealgraph.reasoning.base.StepOutcome` instead when there is nothing to ask
+(no new passage, no open gap).
 
 Everything else is derived from the record: :func:`step_request` builds the request
 the runner sends (:class:`~sealgraph.reasoning.llm._request.StepRequest`), the
 reasoners run any record with ``run_step(spec, ...)`` (the LLM reasoner with the
-model, the offline reasoner with the fallback alone), the graph's context checks a
-reasoner against :data:`STEPS`, and ``llm.max_tokens.<name>`` falls back on the
-record's bound (:meth:`~sealgraph.config.StepTokens.for_step`).
+model, the offline reasoner with the fallback alone), the LLM reasoner refuses an
+``llm.max_tokens.<name>`` that names no record, and that bound falls back on the
+record's (:meth:`~sealgraph.config.StepTokens.for_step`).
 
 Every reply schema forbids unknown keys (a schema-invalid reply must not pass as an
 empty one), and no field has a default, so ``{}`` never validates. The answer is the
