@@ -339,8 +339,8 @@ class Bench:
         )
 
     def sealgraph_ivf(self, lists: int, asked: np.ndarray, *, sq8: bool) -> None:
-        from sealgraph.index.folder._ann import build_ann, calibrate_probe, load_ann, save_ann
-        from sealgraph.index.folder._dense import DenseIndex
+        from sealgraph.index.folder._ann import build_ann, load_ann, save_ann
+        from sealgraph.index.folder._dense import DenseIndex, calibrate_probe
 
         started = time.perf_counter()
         built = build_ann(self.vectors, lists, sq8=sq8)

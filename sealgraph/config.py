@@ -9,10 +9,19 @@ command line (``--set utility.novelty=0.2``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sealgraph.errors import ConfigError, TokenizerError
 from sealgraph.model import Step
@@ -74,9 +83,16 @@ class StepTokens(BaseModel):
     Sent with every request, so a small model cannot generate until its context is
     full. A reply cut at the bound is rejected (and says so), then retried. None sends
     no bound for that step.
+
+    The built-in steps have a field each. A step added later (its record in
+    :data:`sealgraph.reasoning.llm.STEPS`) brings its own bound and needs no field:
+    ``llm.max_tokens.<its name>=N`` overrides it all the same. Such a name is checked
+    against the registered steps when the LLM reasoner is built (no step of that
+    name is a :class:`~sealgraph.errors.ConfigError` there).
     """
 
-    model_config = STRICT
+    model_config = ConfigDict(**{**STRICT, "extra": "allow"})
+    __pydantic_extra__: dict[str, Annotated[int, Field(ge=16)] | None] = Field(init=False)
 
     needs: int | None = Field(default=256, ge=16)
     """Reading the question's needs."""
@@ -89,22 +105,30 @@ class StepTokens(BaseModel):
     generate: int | None = Field(default=512, ge=16)
     """The cited answer."""
 
-    def for_step(self, step: Step | str) -> int | None:
-        """Return the token bound of LLM step ``step`` (a :class:`~sealgraph.model.Step`).
+    @model_validator(mode="after")
+    def _step_names(self) -> StepTokens:
+        for name in self.model_extra or {}:
+            if not _STEP_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a step name (lowercase letters, digits, _)")
+        return self
 
-        Raises:
-            ValueError: ``step`` is not a step.
-            KeyError: the step has no bound here (a test checks that every step has one).
+    def for_step(self, step: Step | str, default: int | None = None) -> int | None:
+        """Return the token bound of LLM step ``step``: the one set here, else ``default``.
 
+        ``default`` is the step's own bound (its record's ``max_tokens``); every
+        built-in step has a field here, so its bound is always the field's.
         """
-        bounds = {
-            Step.NEEDS: self.needs,
-            Step.EXTRACT: self.extract,
-            Step.ASSESS: self.assess,
-            Step.PLAN: self.plan,
-            Step.GENERATE: self.generate,
-        }
-        return bounds[Step(step)]
+        name = str(step)
+        if name in type(self).model_fields:
+            return getattr(self, name)
+        return (self.model_extra or {}).get(name, default)
+
+    def named(self) -> tuple[str, ...]:
+        """Return the step names this config sets a bound for beyond the built-in fields."""
+        return tuple(self.model_extra or {})
+
+
+_STEP_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 StructuredOutputMethod = Literal["auto", "json_schema", "function_calling", "json_mode", "plain"]
@@ -467,6 +491,22 @@ def _free_form_dict(parts: list[str]) -> bool:
     return False
 
 
+def _open_model(parts: list[str]) -> bool:
+    """Return True when the dotted path names a settings model that takes new keys.
+
+    That is ``llm.max_tokens``, which takes a bound for any LLM step
+    (:class:`StepTokens`); its own validation checks the names and values.
+    """
+    model: type[BaseModel] = SealConfig
+    for part in parts:
+        field = model.model_fields.get(part)
+        ann = None if field is None else field.annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return False
+        model = ann
+    return bool(parts) and model.model_config.get("extra") == "allow"
+
+
 def _set_dotted(data: dict[str, Any], key: str, raw: Any) -> None:
     parts = key.split(".")
     node = data
@@ -476,7 +516,7 @@ def _set_dotted(data: dict[str, Any], key: str, raw: Any) -> None:
             raise ConfigError(f"unknown config key {key!r}")
         node = child
     leaf = parts[-1]
-    if leaf not in node and not _free_form_dict(parts[:-1]):
+    if leaf not in node and not _free_form_dict(parts[:-1]) and not _open_model(parts[:-1]):
         raise ConfigError(f"unknown config key {key!r}")
     current = node.get(leaf)
     keep_text = isinstance(current, str) and isinstance(raw, str) and raw.strip() != "null"

@@ -23,8 +23,7 @@ Every output also says where its packed spans lie in their documents and whether
 the answer step declined (its structured ``insufficient`` flag), for the
 gold-span and decline metrics. The graph's packing trace and answer event carry
 both (:func:`packed_ranges_from_trace`, :func:`declined_from_log`); for the
-other methods :func:`default_pipeline` records what the answer step was given
-and returned.
+other methods ``answer_from_evidence`` returns both (``packed``, ``insufficient``).
 """
 
 from __future__ import annotations
@@ -54,7 +53,6 @@ __all__ = [
     "declined_from_log",
     "default_pipeline",
     "get_method",
-    "locate_packed_text",
     "packed_ranges_from_trace",
     "parse_methods",
     "require_dense",
@@ -176,95 +174,11 @@ def default_pipeline() -> Pipeline:
         )
 
     return Pipeline(
-        answer_from_evidence=_recording_answers(answer),
+        answer_from_evidence=answer,
         build_graph=build_graph,
         warm_up=lambda index, questions: _warm_index_caches(knowledge(index), questions),
         knowledge=knowledge,
     )
-
-
-class _RecordingReasoner:
-    # The offline reasoner, recording what its generate step was given and returned.
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.name = inner.name
-        self.spans: tuple[Any, ...] = ()
-        self.answer: Any = None
-
-    def generate(self, needs: Any, spans: Sequence[Any], gaps: Any, **kwargs: Any) -> Any:
-        self.spans = tuple(spans)
-        outcome = self._inner.generate(needs, spans, gaps, **kwargs)
-        self.answer = outcome.value
-        return outcome
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-def _recording_answers(answer_from_evidence: Callable[..., Mapping[str, Any]]) -> Answerer:
-    # answer_from_evidence returns the cited spans only, without offsets, and the
-    # answer text without its insufficient flag: record what generate saw instead.
-    from sealgraph.reasoning.offline import OfflineReasoner
-
-    def answer(question: str, chunks: list[Chunk], index: SearchIndex, config: SealConfig):
-        reasoner = _RecordingReasoner(OfflineReasoner())
-        result = dict(answer_from_evidence(question, chunks, index, config, reasoner=reasoner))
-        if "insufficient" not in result and reasoner.answer is not None:
-            result["insufficient"] = bool(reasoner.answer.insufficient)
-        if not _packed_ranges(result):
-            evidence_ids = [c.chunk_id for c in chunks]
-            result["packed"] = [
-                {"doc_id": span.doc_id, "start": located[0], "end": located[1]}
-                for span in reasoner.spans
-                if (located := locate_packed_text(index, span.doc_id, span.text, evidence_ids))
-            ]
-        return result
-
-    return answer
-
-
-def locate_packed_text(
-    index: SearchIndex, doc_id: str, text: str, evidence_ids: Sequence[str] = ()
-) -> tuple[int, int] | None:
-    """Find where a packed span's text lies in its document.
-
-    A packed span is a run of whole sentences of the document's chunks, so it
-    starts where one of their sentences starts. Sentences of the evidence chunks
-    (in evidence order) are tried first, then every chunk of the document in
-    order: when the same text occurs twice, the occurrence the evidence holds wins.
-
-    Args:
-        index: The index (``doc_chunks``).
-        doc_id: The span's document.
-        text: The span's exact text.
-        evidence_ids: Chunk ids of the evidence set.
-
-    Returns:
-        ``(start, end)`` in the document's text, or None when ``text`` is not there.
-
-    """
-    chunks = index.doc_chunks(doc_id)
-    if not text or not chunks:
-        return None
-    # The document's text as its chunks hold it; characters no chunk holds (white
-    # space between chunks) are NUL, which no span contains.
-    parts: list[str] = []
-    position = 0
-    for chunk in chunks:
-        parts.append("\0" * max(0, chunk.start - position))
-        parts.append(chunk.text)
-        position = chunk.end
-    document = "".join(parts)
-    in_evidence = set(evidence_ids)
-    ordered = [c for c in chunks if c.chunk_id in in_evidence]
-    ordered.sort(key=lambda c: list(evidence_ids).index(c.chunk_id))
-    ordered += [c for c in chunks if c.chunk_id not in in_evidence]
-    for chunk in ordered:
-        for a, _ in chunk.sentences or ((0, len(chunk.text)),):
-            start = chunk.start + a
-            if document.startswith(text, start):
-                return start, start + len(text)
-    return None
 
 
 def span_id_range(span_id: str, chunk_ids: Sequence[str], index: SearchIndex) -> tuple[int, int]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sealgraph.config import SealConfig, apply_run_overrides, check_run_overrides
 from sealgraph.errors import InputError
 from sealgraph.index.protocol import SearchIndex, require_search_index
+from sealgraph.model import Step
 from sealgraph.reasoning.base import Reasoner
 from sealgraph.text.lexicon import Lexicon, lexicon_of
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["KnowledgeHolder", "RunContext", "SealContext", "settle"]
 
 
-_REASONER_STEPS = ("needs", "extract", "assess", "support", "plan", "generate")
+_REASONER_STEPS = (*Step, "support")
+"""The methods a reasoner must have: one per built-in LLM step, and packing's support."""
 
 
 @dataclass(init=False)

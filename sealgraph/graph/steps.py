@@ -22,7 +22,7 @@ from sealgraph.reasoning.answerability import (
     gate_answer,
     unseen_names,
 )
-from sealgraph.reasoning.base import GeneratedAnswer, Reasoner
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, Reasoner, StepOutcome
 from sealgraph.reasoning.offline import OfflineReasoner, need_support
 from sealgraph.text.lexicon import Lexicon, reads_index_lexicon, words
 from sealgraph.text.readable import readable
@@ -213,6 +213,77 @@ def trace_dicts(result: PackResult) -> list[dict[str, Any]]:
     return [dataclasses.asdict(d) for d in result.trace]
 
 
+def support_and_pack(
+    reasoner: Reasoner,
+    needs: QuestionNeeds,
+    chunks: Sequence[Chunk],
+    index: SearchIndex,
+    config: SealConfig,
+    gaps: Sequence[Gap],
+    items: Sequence[NeedItem],
+    *,
+    knowledge: CorpusKnowledge,
+    assessed: Mapping[str, float] | None = None,
+    time_left: float | None = None,
+) -> tuple[StepOutcome[dict[str, float] | None], PackResult]:
+    """Pack an evidence set with the reasoner's need support: the pack node's work.
+
+    The reasoner says how well each passage supports the needs
+    (:meth:`~sealgraph.reasoning.base.Reasoner.support`, given the last assessment's
+    judgement as ``assessed``), then :func:`pack_evidence` packs under the budget.
+    Returns the support step's outcome (its notes and LLM time) and the packing.
+    """
+    ids = [c.chunk_id for c in chunks]
+    outcome = reasoner.support(
+        needs, items, knowledge.features(ids), assessed=assessed, time_left=time_left
+    )
+    result = pack_evidence(
+        needs, chunks, index, config, gaps, items, support=outcome.value, knowledge=knowledge
+    )
+    return outcome, result
+
+
+def answer_packed(
+    reasoner: Reasoner,
+    needs: QuestionNeeds,
+    packed: Sequence[dict[str, Any]],
+    gaps: Sequence[Gap],
+    index: SearchIndex,
+    config: SealConfig,
+    *,
+    knowledge: CorpusKnowledge,
+    lexicon: Lexicon,
+    time_left: float | None = None,
+    budget: LLMBudget | None = None,
+) -> tuple[StepOutcome[GeneratedAnswer], GeneratedAnswer, Answerability]:
+    """Answer from packed spans and judge the answer: the generate node's work.
+
+    The reasoner answers (:meth:`~sealgraph.reasoning.base.Reasoner.generate`, lent
+    the index's :func:`answer_aids`), then :func:`judge_answer` scores the context's
+    answerability and declines below the threshold (an LLM's own answer is kept
+    unless its step fell back). Returns the generate step's outcome, the answer as
+    judged, and the answerability.
+    """
+    outcome = reasoner.generate(
+        needs,
+        span_texts(packed),
+        gaps,
+        time_left=time_left,
+        budget=budget,
+        aids=answer_aids(index, knowledge),
+    )
+    answer, found = judge_answer(
+        needs.question,
+        packed,
+        outcome.value,
+        config,
+        knowledge,
+        lexicon,
+        model_judged=reasoner.name != OfflineReasoner.name and not outcome.fallback,
+    )
+    return outcome, answer, found
+
+
 @reads_index_lexicon
 def answer_from_evidence(
     question: str,
@@ -225,10 +296,12 @@ def answer_from_evidence(
 ) -> dict[str, Any]:
     """Pack and answer an arbitrary evidence set (used for the flat baselines).
 
-    The sufficiency gate is applied exactly as in the graph, so every method is
-    answered under the same rules. Besides the readable ``answer`` the result holds
-    ``short_answer`` (the marked short span, "" when none), ``insufficient`` (the
-    answer declined) and ``missing`` (what the context does not state).
+    It runs the functions the pack and generate nodes run (:func:`support_and_pack`,
+    :func:`answer_packed`), so every method is packed, answered and gated under the
+    same rules. Besides the readable ``answer`` the result holds ``short_answer``
+    (the marked short span, "" when none), ``insufficient`` (the answer declined),
+    ``missing`` (what the context does not state) and ``packed`` (the packed spans,
+    each with ``doc_id``, ``start`` and ``end`` in its document).
 
     The needs, the passages' need support and the answer are the reasoner's (the
     offline reasoner by default); the gaps are the offline gate's, so every flat
@@ -240,18 +313,10 @@ def answer_from_evidence(
     feats = kn.features([c.chunk_id for c in chunks])
     items = kn.need_items(needs)
     gaps = gap_spec(needs, items, feats)
-    support = reasoner.support(needs, items, feats).value
-    result = pack_evidence(needs, chunks, index, config, gaps, items, support=support, knowledge=kn)
+    _, result = support_and_pack(reasoner, needs, chunks, index, config, gaps, items, knowledge=kn)
     packed = packed_dicts(result)
-    outcome = reasoner.generate(needs, span_texts(packed), gaps, aids=answer_aids(index, kn))
-    generated, found = judge_answer(
-        question,
-        packed,
-        outcome.value,
-        config,
-        kn,
-        kn.lexicon,
-        model_judged=reasoner.name != OfflineReasoner.name and not outcome.fallback,
+    _, generated, found = answer_packed(
+        reasoner, needs, packed, gaps, index, config, knowledge=kn, lexicon=kn.lexicon
     )
     return {
         "answer": generated.answer,
@@ -262,5 +327,6 @@ def answer_from_evidence(
         "citations": citations_for(packed, generated),
         "context": result.context,
         "context_tokens": result.tokens,
+        "packed": [{"doc_id": p.doc_id, "start": p.start, "end": p.end} for p in result.spans],
         "gaps": [g.to_dict() for g in gaps],
     }

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,8 +23,27 @@ from sealgraph.index._progress import ProgressFn
 from sealgraph.index.embedders import Embedder, normalize_rows
 from sealgraph.ingest import WarnFn
 
-if TYPE_CHECKING:  # a folder build's kept batches; other backends keep none
-    from sealgraph.index.folder._reuse import PartialEmbeddings
+
+class PartialEmbeddings(Protocol):
+    """The batches an interrupted build kept, to resume from.
+
+    The folder backend's :class:`~sealgraph.index.folder._reuse.PartialEmbeddings`;
+    other backends keep none.
+    """
+
+    directory: Path
+    """Where they are kept (named in warnings)."""
+    vectors: dict[str, np.ndarray]
+    """The kept vectors by content hash."""
+
+    def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep finished vectors."""
+        ...
+
+    def reset(self) -> None:
+        """Drop every kept vector."""
+        ...
+
 
 _EMBED_BLOCK = 256  # texts per embed_documents call (progress and resume granularity)
 _KEEP_EVERY_S = 5.0  # finished blocks are kept for a resume at most this often (fast embedders)

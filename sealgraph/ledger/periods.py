@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -120,6 +122,50 @@ def read_date(text: str) -> dt.date | None:
         if date is not None:
             return date
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _month_year_re(months: tuple[str, ...]) -> re.Pattern[str]:
+    # Month names are matched capitalised, as a date writes them ("May 2020", not "may").
+    names = "|".join(
+        sorted((m[:1].upper() + m[1:] for m in months if len(m) >= 3), key=len, reverse=True)
+    )
+    return re.compile(
+        rf"\b(?:(?P<day1>\d{{1,2}})\s+)?(?P<month>{names})\.?\s+"
+        r"(?:(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?,?\s+)?(?:of\s+)?(?P<year>(?:19|20)\d{2})\b"
+    )
+
+
+def month_years(text: str) -> frozenset[tuple[int, int]]:
+    """Return the ``(year, month)`` pairs ``text`` writes.
+
+    "April 2020", "April 3, 2020", "3 April 2020", "April of 2020"; none when the
+    lexicon reads no periods.
+    """
+    words = _words()
+    if words is None:
+        return frozenset()
+    return frozenset(
+        (int(m["year"]), words.months[fold(m["month"])])
+        for m in _month_year_re(tuple(words.months)).finditer(text)
+        if fold(m["month"]) in words.months
+    )
+
+
+def asked_month_years(question: str) -> frozenset[tuple[int, int]]:
+    """Return the months a question dates what it asks by ("updated in April 2020").
+
+    A period the question picks documents by ("the quarter ending July 1, 2023", "Q2
+    2023") is not among them: a filing's sentences need not write its own period.
+    """
+    words = _words()
+    if words is None:
+        return frozenset()
+    spans = period_spans(question) + [m.span() for m in words.period_end_re.finditer(question)]
+    chars = list(question)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return month_years("".join(chars))
 
 
 def quarters_in(text: str) -> list[tuple[Quarter, int, int]]:

@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import GenerateUpdate, SealState
-from sealgraph.graph.steps import answer_aids, citations_for, judge_answer, span_texts
+from sealgraph.graph.steps import answer_packed, citations_for
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.model import Step
@@ -17,7 +17,6 @@ from sealgraph.nodes._common import (
     llm_time_left,
     node_config,
 )
-from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.reasoning.stream import AnswerStream
 
 
@@ -29,24 +28,19 @@ def generate(state: SealState, runtime: Runtime[RunContext]) -> GenerateUpdate:
     needs = QuestionNeeds.from_dict(state["needs"])
     gaps = [Gap.from_dict(g) for g in state.get("gaps", [])]
     packed = state.get("packed", [])
-    outcome = run.reasoner.generate(
+    outcome, ans, found = answer_packed(
+        run.reasoner,
         needs,
-        span_texts(packed),
+        packed,
         gaps,
+        run.index,
+        cfg,
+        knowledge=run.knowledge,
+        lexicon=run.lexicon,
         time_left=llm_time_left(state, cfg),
         budget=llm_budget(state, cfg),
-        aids=answer_aids(run.index, run.knowledge),
     )
     w.outcome_notes(outcome, Step.GENERATE)
-    ans, found = judge_answer(
-        needs.question,
-        packed,
-        outcome.value,
-        cfg,
-        run.knowledge,
-        run.lexicon,
-        model_judged=run.reasoner.name != OfflineReasoner.name and not outcome.fallback,
-    )
     if not getattr(run.reasoner, "streams_answer", False):
         # The offline reasoner (or a custom one): the answer as one message chunk,
         # so a UI streaming in LangGraph's messages mode sees it too.

@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from sealgraph.graph.context import RunContext
 from sealgraph.graph.state import PackUpdate, SealState
-from sealgraph.graph.steps import pack_evidence, packed_dicts, trace_dicts
+from sealgraph.graph.steps import packed_dicts, support_and_pack, trace_dicts
 from sealgraph.ledger.gaps import Gap
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.nodes._common import EventWriter, llm_seconds_update, llm_time_left
@@ -27,18 +27,19 @@ def pack(state: SealState, runtime: Runtime[RunContext]) -> PackUpdate:
     ids = [s["chunk_id"] for s in state["slots"]]
     chunks = run.index.get_chunks(ids)
     kn = run.knowledge
-    items = kn.need_items(needs)
-    outcome = run.reasoner.support(
+    outcome, result = support_and_pack(
+        run.reasoner,
         needs,
-        items,
-        kn.features(ids),
+        chunks,
+        run.index,
+        cfg,
+        gaps,
+        kn.need_items(needs),
+        knowledge=kn,
         assessed=state.get("need_support"),
         time_left=llm_time_left(state, cfg),
     )
     w.outcome_notes(outcome, "support")
-    result = pack_evidence(
-        needs, chunks, run.index, cfg, gaps, items, support=outcome.value, knowledge=kn
-    )
     trace = trace_dicts(result)
     selected = sum(1 for d in trace if d["decision"] == "selected")
     w.add(

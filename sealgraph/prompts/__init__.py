@@ -33,22 +33,27 @@ from typing import Any, Protocol
 from sealgraph.model import Step
 
 PROMPT_NAMES: tuple[Step, ...] = tuple(Step)
-"""The LLM steps that have a prompt file: every :class:`~sealgraph.model.Step`."""
+"""The built-in LLM steps' prompt files: every :class:`~sealgraph.model.Step`.
+
+A step added later names its own file in its record (``StepSpec.prompt``); any
+``<name>.md`` of this package loads."""
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def _step(name: str) -> Step:
-    """Return the step ``name`` names (a :class:`Step` or its value); KeyError when none does."""
-    try:
-        return Step(name)
-    except ValueError:
-        known = ", ".join(PROMPT_NAMES)
-        raise KeyError(f"unknown prompt {name!r}; known: {known}") from None
+def _step(name: str) -> str:
+    """Return the prompt file's name ``name`` names; KeyError when the package has no such file."""
+    text = str(name)
+    if _NAME.fullmatch(text) and resources.files(__package__).joinpath(f"{text}.md").is_file():
+        return text
+    known = ", ".join(PROMPT_NAMES)
+    raise KeyError(f"unknown prompt {text!r}; known: {known}") from None
 
 
 @cache
 def load_prompt(step: Step | str) -> str:
     """Return the text of step ``step``'s prompt file, ``sealgraph/prompts/<step>.md``."""
-    name = _step(step).value
+    name = _step(step)
     return resources.files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 
@@ -58,7 +63,7 @@ _EXAMPLE = re.compile(r"^JSON example[^:\n]*: (\{.*\})[ \t]*$", re.MULTILINE)
 
 
 def _sections(step: Step | str) -> tuple[str, str]:
-    name = _step(step).value
+    name = _step(step)
     text = load_prompt(name)
     lines = text.splitlines()
     try:
@@ -84,7 +89,7 @@ def prompt_messages(step: Step | str, **values: str) -> tuple[str, str]:
 
 @cache
 def _example_text(step: Step | str) -> str:
-    name = _step(step).value
+    name = _step(step)
     system = _sections(name)[0].format()
     found = _EXAMPLE.search(system)
     if found is None:

@@ -27,9 +27,11 @@ a graph) means no calls bound and a closed circuit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
@@ -41,6 +43,7 @@ from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 FELL_BACK = "fell back to the offline reasoner"
@@ -131,10 +134,71 @@ class GeneratedAnswer:
     :meth:`~sealgraph.reasoning.answer.AnswerStep.to_dict`); None for an LLM's answer."""
 
 
-class Reasoner(Protocol):
-    """What the graph needs from a reasoner."""
+@dataclass(frozen=True, slots=True)
+class Ask(Generic[M, T]):
+    """What one call of a step asks: the prompt's values, and how a reply is used."""
+
+    values: Mapping[str, str]
+    """The prompt's placeholders filled (fenced already: :func:`~sealgraph.prompts.fence`)."""
+    convert: Callable[[M], T]
+    """Turns a checked reply into the step's value."""
+    check: Callable[[M], str | None] | None = None
+    """The step's own check of a reply: what is wrong with it, None when nothing is."""
+    stream: str | None = None
+    """The question, when the reply's ``answer`` field streams as text (generate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec(Generic[M, T]):
+    """One LLM step: the one record a step is declared by.
+
+    The records are registered in :data:`sealgraph.reasoning.llm.STEPS`
+    (:mod:`sealgraph.reasoning.llm._steps`), from which the rest is derived: both
+    reasoners run a record with :meth:`Reasoner.run_step`, the LLM reasoner builds its
+    request from it, and its token bound is ``llm.max_tokens.<name>``, else ``max_tokens``.
+    """
 
     name: str
+    """The step's name: its notes' and events' ``step``, its ``llm.max_tokens.<name>``."""
+    prompt: str
+    """Its prompt file, ``sealgraph/prompts/<prompt>.md`` (``# System``, ``# User``)."""
+    schema: type[M]
+    """The reply's pydantic schema (unknown keys forbidden, no defaults)."""
+    max_tokens: int | None
+    """Most tokens a reply may generate when ``llm.max_tokens`` names no bound for it."""
+    offline: Callable[..., StepOutcome[T]]
+    """The offline fallback, called as ``offline(offline_reasoner, *args, **kwargs)``."""
+    ask: Callable[..., Ask[M, T] | StepOutcome[T]]
+    """The step's arguments to an :class:`Ask`, or to its outcome when nothing is asked."""
+    doc: str = field(default="")
+    """One line saying what the step does."""
+
+
+class Reasoner(Protocol):
+    """What the graph needs from a reasoner.
+
+    :meth:`run_step` runs any LLM step from its record
+    (:class:`~sealgraph.reasoning.llm.StepSpec`, registered in
+    :data:`~sealgraph.reasoning.llm.STEPS`); the built-in steps also have a method
+    each (:meth:`needs`, :meth:`extract`, ...), which runs their record.
+    """
+
+    name: str
+
+    def run_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """Run LLM step ``spec`` on the step's arguments (its ``ask`` and ``offline`` take them).
+
+        The LLM reasoner asks the model and falls back on ``spec.offline``; the offline
+        reasoner runs ``spec.offline`` alone.
+        """
+        ...
 
     def needs(
         self,

@@ -10,6 +10,7 @@ falls back to it step by step.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from sealgraph.ledger.extract import PassageFeatures, extract_facts
 from sealgraph.ledger.gaps import Gap, NeedItem, cover, gap_spec
@@ -17,9 +18,11 @@ from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds, question_needs
 from sealgraph.reasoning.answer import AnswerAids, SpanText, compose_answer
-from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, StepSpec, Verdict
 from sealgraph.repair.microqueries import MicroQuery, micro_queries
 from sealgraph.types import Chunk
+
+T = TypeVar("T")
 
 
 def describe_gaps(gaps: Sequence[Gap]) -> str:
@@ -61,6 +64,17 @@ class OfflineReasoner:
     """
 
     name = "offline"
+
+    def run_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """Run step ``spec``'s offline fallback on the step's arguments (no call is made)."""
+        return spec.offline(self, *args, **kwargs)
 
     def needs(
         self,

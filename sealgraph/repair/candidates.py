@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sealgraph.config import RetrievalConfig, SealConfig
-from sealgraph.index import reciprocal_rank_fusion
+from sealgraph.index import hybrid_search_batch, reciprocal_rank_fusion
 from sealgraph.ledger.needs import focus_text, scope_clauses
 from sealgraph.model import MicroQuery, QuestionNeeds
-from sealgraph.types import Hit
+from sealgraph.types import Chunk, Hit
 
 if TYPE_CHECKING:  # pragma: no cover
     from sealgraph.index.protocol import SearchIndex
@@ -77,28 +77,61 @@ def gather_candidates(
     Documents a query names by title come first (their best chunks for the query's
     relation words), then the hybrid search results. ``exclude`` (evidence and
     blocklist) is removed.
+
+    A loop's queries cost one model call and one search: every text they embed (the
+    queries, and the relation words of those that rank a named document's chunks) is
+    embedded in one batch, and the queries are searched together
+    (:func:`~sealgraph.index.hybrid_search_batch`: one FAISS call). The candidates are
+    those of searching the queries one by one.
     """
-    out: dict[str, list[str]] = {}
-    # One batched model call for every new query instead of one call per query.
+    if not queries:
+        return {}
+    targets = [_target_chunks(index, q, exclude) for q in queries]
     if index.has_dense and config.retrieval.dense_weight > 0:
-        index.embed_queries([q.text for q in queries])
-    for q in queries:
-        ids: list[str] = []
-        for doc in q.title_targets:
-            chunks = [c for c in index.doc_chunks(doc) if c.chunk_id not in exclude]
-            if len(chunks) > DOC_CHUNKS:
-                order = rank_doc_chunks(
-                    index, relation_text(q), [c.chunk_id for c in chunks], config.retrieval
-                )
-                chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
-            ids.extend(c.chunk_id for c in chunks)
-        if q.entity and not q.title_targets:
-            ids.extend(index.lookup_title(q.entity)[:2])
-        ids.extend(
-            h.chunk_id for h in index.search_hybrid(q.text, config.micro_query_k, config.retrieval)
-        )
-        out[q.text] = [c for c in dict.fromkeys(ids) if c not in exclude]
-    return out
+        ranked_texts = [
+            relation_text(q)
+            for q, docs in zip(queries, targets, strict=True)
+            if any(len(chunks) > DOC_CHUNKS for chunks in docs)
+        ]
+        index.embed_queries(list(dict.fromkeys([q.text for q in queries] + ranked_texts)))
+    found = hybrid_search_batch(
+        index, [q.text for q in queries], config.micro_query_k, config.retrieval
+    )
+    return {
+        q.text: _query_candidates(index, q, docs, hits, config, exclude)
+        for q, docs, hits in zip(queries, targets, found, strict=True)
+    }
+
+
+def _query_candidates(
+    index: SearchIndex,
+    query: MicroQuery,
+    docs: Sequence[Sequence[Chunk]],
+    hits: Sequence[Hit],
+    config: SealConfig,
+    exclude: set[str],
+) -> list[str]:
+    """Return one query's candidates: its named documents' best chunks, then its hits."""
+    ids: list[str] = []
+    for chunks in docs:
+        if len(chunks) > DOC_CHUNKS:
+            order = rank_doc_chunks(
+                index, relation_text(query), [c.chunk_id for c in chunks], config.retrieval
+            )
+            chunks = [chunks[i] for i in order[:DOC_CHUNKS]]
+        ids.extend(c.chunk_id for c in chunks)
+    if query.entity and not query.title_targets:
+        ids.extend(index.lookup_title(query.entity)[:2])
+    ids.extend(h.chunk_id for h in hits)
+    return [c for c in dict.fromkeys(ids) if c not in exclude]
+
+
+def _target_chunks(index: SearchIndex, query: MicroQuery, exclude: set[str]) -> list[list[Chunk]]:
+    """Return the chunks of each document ``query`` names by title, ``exclude`` left out."""
+    return [
+        [c for c in index.doc_chunks(doc) if c.chunk_id not in exclude]
+        for doc in query.title_targets
+    ]
 
 
 def scope_documents(needs: QuestionNeeds) -> tuple[str, ...]:

@@ -19,7 +19,9 @@ with a fixed seed, FAISS's k-means runs a fixed number of rounds from a fixed se
 (its threads split the work but not the sums: the same lists with 1 or 16 threads,
 tested), and results are ordered by exact score then row.
 
-A build calibrates how many lists a query reads (:func:`calibrate_probe`): the fewest
+A build calibrates how many lists a query reads
+(:func:`~sealgraph.index.folder._dense.calibrate_probe`, beside the exact search it
+measures against): the fewest
 for which query-like sentences of seeded sample chunks find :data:`TARGET_RECALL` of
 their exact top 50, recorded in the manifest; an inverted file that would read more
 than :data:`ANN_MAX_SHARE` of the bytes exact search reads, or that does not reach the
@@ -44,7 +46,6 @@ __all__ = [
     "ANN_MIN_VECTORS",
     "LEGACY_ANN_FILES",
     "build_ann",
-    "calibrate_probe",
     "calibrated_probe",
     "calibration_texts",
     "load_ann",
@@ -86,6 +87,8 @@ MIN_RERANK = 64
 training sample, and a vector added later may lie outside them."""
 
 _SEED = 20_260_611
+CALIBRATION_SEED = _SEED + 1
+"""Seed of the calibration's sample (of texts at build, of stored vectors without them)."""
 _SAMPLE = 65_536  # training vectors at least: enough for a few thousand lists
 _POINTS_PER_LIST = 64  # and at most this many per list
 _ROUNDS = 10
@@ -112,7 +115,7 @@ def calibration_texts(texts: Sequence[str], n_queries: int = CALIBRATION_QUERIES
     """
     if not texts:
         return []
-    rng = np.random.default_rng(_SEED + 1)
+    rng = np.random.default_rng(CALIBRATION_SEED)
     rows = np.sort(rng.choice(len(texts), size=min(len(texts), n_queries), replace=False))
     out = []
     for row in rows.tolist():
@@ -255,78 +258,6 @@ def probe_search(
     faiss = _faiss()
     params = faiss.SearchParametersIVF(nprobe=min(probe, index.nlist), sel=selector)
     return index.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
-
-
-def calibrate_probe(
-    vectors: np.ndarray,
-    index: Any,
-    queries: np.ndarray | None = None,
-    *,
-    target: float = TARGET_RECALL,
-    k: int = CALIBRATION_K,
-    n_queries: int = CALIBRATION_QUERIES,
-) -> tuple[int, float]:
-    """Return the fewest lists to probe for recall ``target`` of exact top ``k``, and that recall.
-
-    ``queries`` are unit query vectors (a build embeds :func:`calibration_texts`);
-    without them, ``n_queries`` stored vectors drawn with a fixed seed are asked.
-    Lists of float32 vectors rank their candidates exactly, so a probed search
-    returns every row of the exact top ``k`` whose list it reads: its recall at
-    ``probe`` is the share of those rows whose list is among the query's ``probe``
-    best, counted here for every probe at once from one exact search per query.
-    Lists of 8-bit codes are then searched at that probe and at larger ones until
-    the measured recall reaches the target.
-    """
-    from sealgraph.index.folder._dense import exact_search
-
-    n, n_lists = len(vectors), index.nlist
-    if n == 0:
-        return 1, 1.0
-    if queries is None:
-        rng = np.random.default_rng(_SEED + 1)
-        rows = np.sort(rng.choice(n, size=min(n, n_queries), replace=False))
-        queries = np.asarray(vectors[rows], dtype=np.float32)
-    queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, vectors.shape[1])
-    k = min(k, n)
-    best = np.asarray([[row for row, _ in hits] for hits in exact_search(vectors, queries, k)])
-    labels = list_labels(index)
-    # rank[q, list]: position of each list in the query's centroid order (0 = best).
-    _, order = index.quantizer.search(queries, n_lists)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(n_lists)[None, :], axis=1)
-    needed = np.take_along_axis(rank, labels[best], axis=1)  # list rank of each true neighbour
-    counts = np.bincount(needed.ravel(), minlength=n_lists)
-    recall = np.cumsum(counts) / needed.size  # recall[p - 1]: probing p lists
-    probe = min(int(np.searchsorted(recall, target - 1e-12)) + 1, n_lists)
-    if not is_quantized(index):
-        return probe, float(recall[probe - 1])
-    return _probe_measured(vectors, index, queries, best, probe, target)
-
-
-def _probe_measured(
-    vectors: np.ndarray,
-    index: Any,
-    queries: np.ndarray,
-    best: np.ndarray,
-    probe: int,
-    target: float,
-) -> tuple[int, float]:
-    """Raise ``probe`` (by an eighth at a time) until searches of 8-bit lists reach ``target``."""
-    from sealgraph.index.folder._dense import DenseIndex
-
-    dense = DenseIndex(vectors, index)
-    truth = [set(row.tolist()) for row in best]
-    while True:
-        dense.probe = probe
-        found = dense.search_many(queries, best.shape[1])
-        recall = float(
-            np.mean(
-                [len({r for r, _ in f} & t) / len(t) for f, t in zip(found, truth, strict=True)]
-            )
-        )
-        if recall >= target - 1e-12 or probe >= index.nlist:
-            return probe, recall
-        probe = min(index.nlist, probe + max(1, probe // 8))
 
 
 def calibrated_probe(entry: object, n_lists: int) -> int:

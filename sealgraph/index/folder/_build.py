@@ -51,12 +51,11 @@ from sealgraph.index.folder._ann import (
     TARGET_RECALL,
     ann_entry,
     build_ann,
-    calibrate_probe,
     calibration_texts,
     read_share,
 )
 from sealgraph.index.folder._append import can_append, plan_append, write_append
-from sealgraph.index.folder._dense import DenseIndex
+from sealgraph.index.folder._dense import DenseIndex, calibrate_probe
 from sealgraph.index.folder._lexical import LexicalWriter
 from sealgraph.index.folder._lifecycle import inspect_target, locked_index, swap_into_place
 from sealgraph.index.folder._manifest import (
@@ -403,7 +402,7 @@ def _approximate(
     """Return the FAISS inverted file of ``vectors`` and its manifest entry, or nothing.
 
     The probe is the fewest lists that query-like sentences of the corpus need for
-    the target recall (:func:`~sealgraph.index.folder._ann.calibrate_probe`); when that
+    the target recall (:func:`~sealgraph.index.folder._dense.calibrate_probe`); when that
     reads most of what exact search reads, or the recall is not reached, exact search
     is kept.
     """

@@ -29,10 +29,15 @@ import numpy as np
 
 from sealgraph.index.folder._ann import (
     ANN_FILE,
+    CALIBRATION_K,
+    CALIBRATION_QUERIES,
+    CALIBRATION_SEED,
     DEFAULT_PROBE,
     MIN_RERANK,
     RERANK,
+    TARGET_RECALL,
     is_quantized,
+    list_labels,
     load_ann,
     probe_search,
     save_ann,
@@ -291,3 +296,74 @@ def _bitmap(live_bits: np.ndarray | None, lo: int, hi: int) -> Any:
         return None
     faiss = _faiss()
     return faiss.IDSelectorBitmap(hi - lo, faiss.swig_ptr(live_bits[lo // 8 :]))
+
+
+# --- the inverted file's probe, calibrated on the exact search ---------------------------
+
+
+def calibrate_probe(
+    vectors: np.ndarray,
+    index: Any,
+    queries: np.ndarray | None = None,
+    *,
+    target: float = TARGET_RECALL,
+    k: int = CALIBRATION_K,
+    n_queries: int = CALIBRATION_QUERIES,
+) -> tuple[int, float]:
+    """Return the fewest lists to probe for recall ``target`` of exact top ``k``, and that recall.
+
+    ``queries`` are unit query vectors (a build embeds :func:`calibration_texts`);
+    without them, ``n_queries`` stored vectors drawn with a fixed seed are asked.
+    Lists of float32 vectors rank their candidates exactly, so a probed search
+    returns every row of the exact top ``k`` whose list it reads: its recall at
+    ``probe`` is the share of those rows whose list is among the query's ``probe``
+    best, counted here for every probe at once from one exact search per query.
+    Lists of 8-bit codes are then searched at that probe and at larger ones until
+    the measured recall reaches the target.
+    """
+    n, n_lists = len(vectors), index.nlist
+    if n == 0:
+        return 1, 1.0
+    if queries is None:
+        rng = np.random.default_rng(CALIBRATION_SEED)
+        rows = np.sort(rng.choice(n, size=min(n, n_queries), replace=False))
+        queries = np.asarray(vectors[rows], dtype=np.float32)
+    queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, vectors.shape[1])
+    k = min(k, n)
+    best = np.asarray([[row for row, _ in hits] for hits in exact_search(vectors, queries, k)])
+    labels = list_labels(index)
+    # rank[q, list]: position of each list in the query's centroid order (0 = best).
+    _, order = index.quantizer.search(queries, n_lists)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n_lists)[None, :], axis=1)
+    needed = np.take_along_axis(rank, labels[best], axis=1)  # list rank of each true neighbour
+    counts = np.bincount(needed.ravel(), minlength=n_lists)
+    recall = np.cumsum(counts) / needed.size  # recall[p - 1]: probing p lists
+    probe = min(int(np.searchsorted(recall, target - 1e-12)) + 1, n_lists)
+    if not is_quantized(index):
+        return probe, float(recall[probe - 1])
+    return _probe_measured(vectors, index, queries, best, probe, target)
+
+
+def _probe_measured(
+    vectors: np.ndarray,
+    index: Any,
+    queries: np.ndarray,
+    best: np.ndarray,
+    probe: int,
+    target: float,
+) -> tuple[int, float]:
+    """Raise ``probe`` (by an eighth at a time) until searches of 8-bit lists reach ``target``."""
+    dense = DenseIndex(vectors, index)
+    truth = [set(row.tolist()) for row in best]
+    while True:
+        dense.probe = probe
+        found = dense.search_many(queries, best.shape[1])
+        recall = float(
+            np.mean(
+                [len({r for r, _ in f} & t) / len(t) for f, t in zip(found, truth, strict=True)]
+            )
+        )
+        if recall >= target - 1e-12 or probe >= index.nlist:
+            return probe, recall
+        probe = min(index.nlist, probe + max(1, probe // 8))

@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from sealgraph.ledger.needs import QuestionNeeds
+from sealgraph.ledger.periods import asked_month_years, month_years
 from sealgraph.reasoning.answer._build import decline, with_gaps
 from sealgraph.reasoning.answer._compare import choice, value_kind, yes_no
 from sealgraph.reasoning.answer._context import Context, Sentence
@@ -116,6 +117,10 @@ def compose_answer(
         if _typos(readings):
             got = dataclasses.replace(got, missing=f"{_typos(readings)}; {got.missing}")
         return dataclasses.replace(got, step=answer_step(readings, "declined", why, held))
+    undated = _undated(ctx, got)
+    if undated:
+        got = decline(ctx, kind, gaps, undated)
+        return dataclasses.replace(got, step=answer_step(readings, "declined", undated, held))
     got = with_gaps(ctx, got, gaps)
     typos = _typos(readings)
     if typos:
@@ -125,6 +130,26 @@ def compose_answer(
         got = dataclasses.replace(got, missing=missing, confidence=got.confidence / 2)
     route, _, reason = why.partition(": ")
     return dataclasses.replace(got, step=answer_step(readings, route, reason, held))
+
+
+def _undated(ctx: Context, got: ComposedAnswer) -> str:
+    """Say when the answer's sentences date another month than the one the question asks.
+
+    "Who was appointed CFO in August 2021?" is not answered by a sentence about March
+    2021: cited sentences that write months, none of them an asked one, are about
+    another event. A cited sentence that writes no month is left to the reader (the
+    month is often in the sentence before it). "" when nothing conflicts.
+    """
+    asked = asked_month_years(ctx.needs.question).difference(
+        *(month_years(e.name) for e in ctx.needs.entities)  # "the Outage of March 2025"
+    )
+    if not asked or not got.support:
+        return ""
+    written = frozenset().union(*(month_years(text) for _, text in got.support))
+    if not written or not asked.isdisjoint(written):
+        return ""
+    months = ", ".join(f"{year}-{month:02d}" for year, month in sorted(asked))
+    return f"the cited passages date other months than the one asked ({months})"
 
 
 def _typos(readings: Sequence[Reading]) -> str:

@@ -62,9 +62,11 @@ outcome says so (and why), so the graph logs the fallback.
 
 **Modules.**
 
-* :mod:`.reasoner`: :class:`LLMReasoner`, one thin method (and its async twin) per step.
-* :mod:`._steps`: per step, the reply schema and the request: prompt values, the
-  step's checks of a reply, how a reply becomes the step's value, the offline step.
+* :mod:`.reasoner`: :class:`LLMReasoner`: ``run_step`` runs any step's record; one thin
+  method (and its async twin) per built-in step.
+* :mod:`._steps`: the step registry (:data:`STEPS`), one :class:`StepSpec` per step:
+  its prompt, reply schema, token bound, offline fallback and ``ask`` (prompt values,
+  the step's checks of a reply, how a reply becomes the step's value).
 * :mod:`._convert`: a needs reading and an extraction turned into the ledger's types.
 * :mod:`._attempts`: one step run end to end: the bounds checked before a call, the
   attempts (methods tried in turn), retries, the circuit and the offline fallback.
@@ -76,23 +78,26 @@ outcome says so (and why), so the graph logs the fallback.
 * :mod:`._client`: the chat model, built from ``LLMConfig`` or prepared when given.
 * :mod:`._http`: the guarded HTTP clients (wall-clock and size bounds per attempt).
 
-**Adding an LLM step** takes, beside its node in the graph:
+**Adding an LLM step** is one record (:class:`StepSpec`) and what it names:
 
-1. a member of :class:`~sealgraph.model.Step` (``sealgraph/model.py``; its value
-   names the step everywhere) and the method on the
-   :class:`~sealgraph.reasoning.base.Reasoner` protocol (``sealgraph/reasoning/base.py``);
-2. its prompt file, ``sealgraph/prompts/<value>.md`` (``# System`` with a
+1. the record, registered in :mod:`._steps` (``register_step(StepSpec(name, prompt,
+   schema, max_tokens, offline, ask, doc))``) with its ``ask``: the step's arguments
+   to the prompt's values, the step's check of a reply and the value a reply makes;
+2. its prompt file, ``sealgraph/prompts/<prompt>.md`` (``# System`` with a
    ``JSON example``, ``# User`` with the fenced data last);
-3. a field of :class:`~sealgraph.config.StepTokens` named by the value, and its
-   line in :meth:`~sealgraph.config.StepTokens.for_step`;
-4. its reply schema in :mod:`._schemas` and its ``<value>_request`` builder in
-   :mod:`._steps`;
-5. the method and its async twin on :class:`LLMReasoner` (:mod:`.reasoner`), each
-   one line running the request;
-6. the offline fallback: the method on
-   :class:`~sealgraph.reasoning.offline.OfflineReasoner`.
+3. its reply schema in :mod:`._schemas`;
+4. its offline fallback in :mod:`sealgraph.reasoning.offline` (a method of
+   :class:`~sealgraph.reasoning.offline.OfflineReasoner`, or a function taking the
+   offline reasoner first);
+5. the node that runs it, ``run.reasoner.run_step(STEPS[name], ...)``;
+6. its test.
 
-The tests check that every step has a prompt file and a token bound.
+The rest is derived from the record: both reasoners run it with ``run_step`` (and
+``arun_step``, awaited in async runs), its notes and events carry its name, and its
+token bound is ``llm.max_tokens.<name>`` when set, else the record's ``max_tokens``.
+The built-in steps (:class:`~sealgraph.model.Step`) also keep a method each on the
+reasoners, and a field each in :class:`~sealgraph.config.StepTokens`. The tests
+check that every built-in step has a record, a prompt file and a token bound.
 """
 
 from sealgraph.reasoning.llm._attempts import (
@@ -124,7 +129,7 @@ from sealgraph.reasoning.llm._schemas import (
     QueryOut,
     QueryPlan,
 )
-from sealgraph.reasoning.llm._steps import cited_numbers
+from sealgraph.reasoning.llm._steps import STEPS, Ask, StepSpec, cited_numbers, register_step
 from sealgraph.reasoning.llm._structured import schema_hint
 from sealgraph.reasoning.llm.reasoner import LLMReasoner
 
@@ -138,9 +143,11 @@ __all__ = [
     "MIN_ATTEMPT_S",
     "PERMANENT",
     "RUN_DEADLINE_SPENT",
+    "STEPS",
     "TRANSIENT",
     "UNSUPPORTED",
     "AnswerOut",
+    "Ask",
     "Assessment",
     "ExtractedEntity",
     "ExtractedQualifier",
@@ -153,7 +160,9 @@ __all__ = [
     "QueryOut",
     "QueryPlan",
     "StepFailed",
+    "StepSpec",
     "chat_model_from_config",
     "cited_numbers",
+    "register_step",
     "schema_hint",
 ]

@@ -32,7 +32,6 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, e
 from pydantic import BaseModel
 
 from sealgraph.config import LLMConfig
-from sealgraph.model import Step
 from sealgraph.reasoning.base import FELL_BACK, LLMBudget, StepOutcome
 from sealgraph.reasoning.llm._client import METHODS, max_tokens_param, native_method
 from sealgraph.reasoning.llm._failures import (
@@ -106,7 +105,11 @@ class StepRunner:
 
     # --- one model call ------------------------------------------------------------------
 
-    def _request_kwargs(self, step: Step, timeout_s: float) -> dict[str, Any]:
+    def bound(self, step: StepRequest[Any, Any]) -> int | None:
+        """Return the token bound of ``step``: ``llm.max_tokens.<step>``, else the step's own."""
+        return self.config.max_tokens.for_step(step.step, step.max_tokens)
+
+    def _request_kwargs(self, step: StepRequest[M, T], timeout_s: float) -> dict[str, Any]:
         """Per-request settings for a ``ChatOpenAI``: the timeout and the step's token bound.
 
         The OpenAI SDK takes a per-request timeout: the attempt gets the step's
@@ -117,7 +120,7 @@ class StepRunner:
         if not self._openai:
             return {}
         kwargs: dict[str, Any] = {"timeout": timeout_s}
-        bound = self.config.max_tokens.for_step(step)
+        bound = self.bound(step)
         if bound is not None:
             if self._max_tokens_param == "max_tokens":
                 own = getattr(self.model, "extra_body", None) or {}
@@ -140,7 +143,7 @@ class StepRunner:
         :mod:`sealgraph.reasoning.stream`); the generate step's call also carries
         the step's answer stream.
         """
-        kwargs = self._request_kwargs(step.step, timeout_s)
+        kwargs = self._request_kwargs(step, timeout_s)
         if method == "plain":
             runnable: Runnable = self.model.bind(**kwargs) if kwargs else self.model
         else:
@@ -158,9 +161,9 @@ class StepRunner:
 
     def _limits(self, step: StepRequest[M, T], seconds: float):
         """Set the attempt's wall-clock and size bounds for the HTTP clients while it runs."""
-        bound = self.config.max_tokens.for_step(step.step)
+        bound = self.bound(step)
         return attempt_limits(
-            seconds, reply_byte_bound(bound), step=step.step.value, max_tokens=bound
+            seconds, reply_byte_bound(bound), step=str(step.step), max_tokens=bound
         )
 
     def _call(
@@ -169,7 +172,7 @@ class StepRunner:
         """Call the model: the one sync call point (:meth:`_acall` is the async one)."""
         method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        with self._limits(step, seconds), waiting(step.step.value, run.calls, seconds):
+        with self._limits(step, seconds), waiting(str(step.step), run.calls, seconds):
             return runnable.invoke(messages, config)
 
     async def _acall(
@@ -178,7 +181,7 @@ class StepRunner:
         """Await the model (``ainvoke``): the one async call point."""
         method, messages, timeout_s, seconds = request
         runnable, config = self._runnable(run, method, step, timeout_s, config)
-        with self._limits(step, seconds), waiting(step.step.value, run.calls, seconds):
+        with self._limits(step, seconds), waiting(str(step.step), run.calls, seconds):
             return await runnable.ainvoke(messages, config)
 
     # --- one attempt -----------------------------------------------------------------------
@@ -294,7 +297,7 @@ class StepRunner:
     def _read(self, reply: Any, step: StepRequest[M, T]) -> Read:
         """Read a reply, and whether it was cut at the step's token bound."""
         read = read_reply(reply, step.schema)
-        bound = self.config.max_tokens.for_step(step.step)
+        bound = self.bound(step)
         if not read.cut and bound is not None and usage(reply)[1] >= bound:
             # Some servers end a cut tool call with finish_reason "tool_calls": the
             # completion tokens tell that it stopped at the bound all the same.
@@ -343,7 +346,7 @@ class StepRunner:
             outcome = run
         else:
             run.stream = stream
-            outcome = self._outcome(run, *self._chain(run, step).invoke(step.step.value))
+            outcome = self._outcome(run, *self._chain(run, step).invoke(str(step.step)))
         if stream is not None:
             stream.finish(str(getattr(outcome.value, "answer", "")))
         return outcome
@@ -363,7 +366,7 @@ class StepRunner:
             outcome = run
         else:
             run.stream = stream
-            outcome = self._outcome(run, *(await self._chain(run, step).ainvoke(step.step.value)))
+            outcome = self._outcome(run, *(await self._chain(run, step).ainvoke(str(step.step))))
         if stream is not None:
             await stream.finish(str(getattr(outcome.value, "answer", "")))
         return outcome

@@ -16,7 +16,6 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from sealgraph.model import Step
 from sealgraph.reasoning.base import StepOutcome
 from sealgraph.reasoning.llm._failures import StepFailed, excerpt
 
@@ -31,8 +30,9 @@ FEEDBACK_CHARS = 600
 class StepRequest(Generic[M, T]):
     """What one LLM step needs: its messages, schema and checks, and how to use a reply."""
 
-    step: Step
-    """The step: its ``llm.max_tokens`` entry, and its name in notes."""
+    step: str
+    """The step's name (a :class:`~sealgraph.model.Step` for the built-in ones): its
+    ``llm.max_tokens`` entry, and its name in notes."""
     schema: type[M]
     """The reply's pydantic schema."""
     system: str
@@ -49,6 +49,8 @@ class StepRequest(Generic[M, T]):
     """The prompt's JSON example: a reply that copies it is rejected."""
     stream: str | None = None
     """The question, when the reply's ``answer`` field streams as text (generate)."""
+    max_tokens: int | None = None
+    """The step's own token bound, used when ``llm.max_tokens`` names none for it."""
 
 
 def usage(reply: Any) -> tuple[int, int]:

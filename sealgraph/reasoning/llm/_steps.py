@@ -1,11 +1,22 @@
-"""The LLM steps, one section each: the reply's schema and the step's request.
+"""The LLM steps, declared once: one :class:`StepSpec` record per step, in one registry.
 
-A step's request (:class:`~sealgraph.reasoning.llm._request.StepRequest`) holds its
-prompt filled with the fenced question and data (``sealgraph/prompts/<step>.md``),
-the schema the reply must validate against, the step's own checks of a reply, how a
-checked reply becomes the step's value, and the offline reasoner's step, used when
-the LLM step falls back. A builder returns a :class:`~sealgraph.reasoning.base.StepOutcome`
-instead when there is nothing to ask (no new passage, no open gap).
+A record names everything a step is made of: its name (the ``step`` of its notes,
+fallbacks and events, and its ``llm.max_tokens.<name>`` entry), its prompt file
+(``sealgraph/prompts/<prompt>.md``), its reply schema (:mod:`._schemas`), its token
+bound when the config names none, its offline fallback (a method of
+:class:`~sealgraph.reasoning.offline.OfflineReasoner`, or any function taking the
+offline reasoner first), and ``ask``: how the step's arguments become the prompt's
+values, the step's own checks of a reply and the step's value made from a checked
+reply (:class:`~sealgraph.reasoning.base.Ask`). ``ask`` returns a
+:class:`~sealgraph.reasoning.base.StepOutcome` instead when there is nothing to ask
+(no new passage, no open gap).
+
+Everything else is derived from the record: :func:`step_request` builds the request
+the runner sends (:class:`~sealgraph.reasoning.llm._request.StepRequest`), the
+reasoners run any record with ``run_step(spec, ...)`` (the LLM reasoner with the
+model, the offline reasoner with the fallback alone), the LLM reasoner refuses an
+``llm.max_tokens.<name>`` that names no record, and that bound falls back on the
+record's (:meth:`~sealgraph.config.StepTokens.for_step`).
 
 Every reply schema forbids unknown keys (a schema-invalid reply must not pass as an
 empty one), and no field has a default, so ``{}`` never validates. The answer is the
@@ -15,11 +26,12 @@ one exception: its citations may come as ``[n]`` markers instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from sealgraph.config import StepTokens
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
@@ -27,8 +39,8 @@ from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import MAX_HOPS, QuestionNeeds
 from sealgraph.model import Step
 from sealgraph.prompts import fence, passages_block, prompt_example, prompt_messages, unfence
-from sealgraph.reasoning.answer import AnswerAids, SpanText
-from sealgraph.reasoning.base import GeneratedAnswer, StepOutcome, Verdict
+from sealgraph.reasoning.answer import SpanText
+from sealgraph.reasoning.base import Ask, GeneratedAnswer, StepOutcome, StepSpec, Verdict
 from sealgraph.reasoning.llm._convert import facts_from, needs_from
 from sealgraph.reasoning.llm._request import StepRequest
 from sealgraph.reasoning.llm._schemas import (
@@ -47,91 +59,132 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-def _request(
-    step: Step,
-    schema: type[M],
-    convert: Callable[[M], T],
-    offline: Callable[[], StepOutcome[T]],
-    validate: Callable[[M], str | None] | None = None,
-    stream: str | None = None,
-    **values: str,
-) -> StepRequest[M, T]:
-    """Return the request of ``step``: its prompt filled with ``values`` (fenced already)."""
-    system, user = prompt_messages(step, **values)
-    example = prompt_example(step)
-    return StepRequest(step, schema, system, user, convert, offline, validate, example, stream)
+STEPS: dict[str, StepSpec[Any, Any]] = {}
+"""Every LLM step by name, in the order a run meets them (:func:`register_step` adds one)."""
+
+
+def register_step(spec: StepSpec[M, T]) -> StepSpec[M, T]:
+    """Add ``spec`` to :data:`STEPS` and return it; a name registered twice is an error."""
+    if spec.name in STEPS:
+        raise ValueError(f"an LLM step named {spec.name!r} is registered already")
+    STEPS[spec.name] = spec
+    return spec
+
+
+def step_request(
+    spec: StepSpec[M, T], offline: Any, *args: Any, **kwargs: Any
+) -> StepRequest[M, T] | StepOutcome[T]:
+    """Return the request of one call of ``spec`` with the step's arguments.
+
+    ``offline`` is the offline reasoner the fallback runs on. The outcome of ``ask``
+    is returned as it is when there is nothing to ask.
+    """
+    ask = spec.ask(*args, **kwargs)
+    if isinstance(ask, StepOutcome):
+        return ask
+    system, user = prompt_messages(spec.prompt, **ask.values)
+    return StepRequest(
+        spec.name,
+        spec.schema,
+        system,
+        user,
+        ask.convert,
+        lambda: spec.offline(offline, *args, **kwargs),
+        ask.check,
+        prompt_example(spec.prompt),
+        ask.stream,
+        spec.max_tokens,
+    )
+
+
+_BOUNDS = StepTokens()
+"""The built-in steps' token bounds, as ``llm.max_tokens`` documents them."""
 
 
 # --- needs -------------------------------------------------------------------------------
 
 
-def needs_request(
-    offline: OfflineReasoner, question: str, gazetteer: Gazetteer
-) -> StepRequest[Any, Any] | StepOutcome[QuestionNeeds]:
-    """Return the needs step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.needs`)."""
+def _needs_check(r: NeedsReading) -> str | None:
+    if not 1 <= r.hops <= MAX_HOPS:
+        return f"hops must be 1 to {MAX_HOPS}, got {r.hops}"
+    fits = {
+        "single": r.hops == 1,
+        "bridge": r.hops == 2,
+        "multi_step": r.hops >= 3,
+        "comparison": True,
+    }[r.structure]
+    if not fits:
+        return f"structure {r.structure!r} does not fit hops={r.hops}"
+    return None
 
-    def check(r: NeedsReading) -> str | None:
-        if not 1 <= r.hops <= MAX_HOPS:
-            return f"hops must be 1 to {MAX_HOPS}, got {r.hops}"
-        fits = {
-            "single": r.hops == 1,
-            "bridge": r.hops == 2,
-            "multi_step": r.hops >= 3,
-            "comparison": True,
-        }[r.structure]
-        if not fits:
-            return f"structure {r.structure!r} does not fit hops={r.hops}"
-        return None
 
-    return _request(
-        Step.NEEDS,
-        NeedsReading,
+def _ask_needs(question: str, gazetteer: Gazetteer) -> Ask[NeedsReading, QuestionNeeds]:
+    """See :meth:`~sealgraph.reasoning.llm.LLMReasoner.needs`."""
+    return Ask(
+        {"question": fence(question)},
         lambda r: needs_from(question, r, gazetteer),
-        lambda: offline.needs(question, gazetteer),
-        check,
-        question=fence(question),
+        _needs_check,
     )
+
+
+NEEDS = register_step(
+    StepSpec(
+        Step.NEEDS,
+        "needs",
+        NeedsReading,
+        _BOUNDS.needs,
+        OfflineReasoner.needs,
+        _ask_needs,
+        "Read the question's needs before any search: answer type, hops, structure, the names.",
+    )
+)
 
 
 # --- extract -----------------------------------------------------------------------------
 
 
-def extract_request(
-    offline: OfflineReasoner,
-    question: str,
-    chunks: Sequence[Chunk],
-    features: Sequence[PassageFeatures],
-) -> StepRequest[Any, Any] | StepOutcome[Facts]:
-    """Return the extract step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.extract`)."""
+def _ask_extract(
+    question: str, chunks: Sequence[Chunk], features: Sequence[PassageFeatures]
+) -> Ask[Extraction, Facts] | StepOutcome[Facts]:
+    """See :meth:`~sealgraph.reasoning.llm.LLMReasoner.extract`."""
     if not chunks:
         return StepOutcome(Facts())
-    return _request(
-        Step.EXTRACT,
-        Extraction,
+    return Ask(
+        {"question": fence(question), "passages": passages_block(chunks)},
         lambda out: facts_from(out, chunks, features),
-        lambda: offline.extract(question, chunks, features),
-        question=fence(question),
-        passages=passages_block(chunks),
     )
+
+
+EXTRACT = register_step(
+    StepSpec(
+        Step.EXTRACT,
+        "extract",
+        Extraction,
+        _BOUNDS.extract,
+        OfflineReasoner.extract,
+        _ask_extract,
+        "Read entities, relations and qualifiers from the new passages (one batched call).",
+    )
+)
 
 
 # --- assess ------------------------------------------------------------------------------
 
 
-def assess_request(
-    offline: OfflineReasoner,
+def _assess_check(a: Assessment) -> str | None:
+    if not a.sufficient and not a.gaps:
+        return "the evidence is called insufficient but no gap is named"
+    return None
+
+
+def _ask_assess(
     needs: QuestionNeeds,
     items: Sequence[NeedItem],
     features: Sequence[PassageFeatures],
     ledger: EntityLedger,
-) -> StepRequest[Any, Any] | StepOutcome[Verdict]:
-    """Return the assess step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.assess`)."""
+) -> Ask[Assessment, Verdict]:
+    """See :meth:`~sealgraph.reasoning.llm.LLMReasoner.assess` (``items`` asks nothing)."""
     names = "\n".join(fence(e.name) for e in ledger.entities.values()) or "(empty)"
-
-    def check(a: Assessment) -> str | None:
-        if not a.sufficient and not a.gaps:
-            return "the evidence is called insufficient but no gap is named"
-        return None
 
     def convert(a: Assessment) -> Verdict:
         gaps = tuple(
@@ -144,30 +197,38 @@ def assess_request(
         )
         return Verdict(gaps, support)
 
-    return _request(
+    values = {
+        "question": fence(needs.question),
+        "ledger": names,
+        "passages": passages_block(features),
+    }
+    return Ask(values, convert, _assess_check)
+
+
+ASSESS = register_step(
+    StepSpec(
         Step.ASSESS,
+        "assess",
         Assessment,
-        convert,
-        lambda: offline.assess(needs, items, features, ledger),
-        check,
-        question=fence(needs.question),
-        ledger=names,
-        passages=passages_block(features),
+        _BOUNDS.assess,
+        OfflineReasoner.assess,
+        _ask_assess,
+        "The sufficiency gate: the open gaps, and the passages that support the needs.",
     )
+)
 
 
 # --- plan --------------------------------------------------------------------------------
 
 
-def plan_request(
-    offline: OfflineReasoner,
+def _ask_plan(
     needs: QuestionNeeds,
     gaps: Sequence[Gap],
     issued: Sequence[str],
     doc_titles: dict[str, str],
     limit: int,
-) -> StepRequest[Any, Any] | StepOutcome[list[MicroQuery]]:
-    """Return the plan step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.plan`)."""
+) -> Ask[QueryPlan, list[MicroQuery]] | StepOutcome[list[MicroQuery]]:
+    """See :meth:`~sealgraph.reasoning.llm.LLMReasoner.plan` (``doc_titles`` asks nothing)."""
     if not gaps:
         return StepOutcome([])
     examples = {
@@ -194,16 +255,25 @@ def plan_request(
                 queries.append(MicroQuery(text, unfence(q.entity), q.gap_kind, ()))
         return queries
 
-    return _request(
+    values = {
+        "question": fence(needs.question),
+        "gaps": "\n".join(fence(f"- {g.kind}: {g.entity} {g.relation} ({g.reason})") for g in gaps),
+        "issued": "\n".join(fence(f"- {q}") for q in issued) or "(none)",
+    }
+    return Ask(values, convert, check)
+
+
+PLAN = register_step(
+    StepSpec(
         Step.PLAN,
+        "plan",
         QueryPlan,
-        convert,
-        lambda: offline.plan(needs, gaps, issued, doc_titles, limit),
-        check,
-        question=fence(needs.question),
-        gaps="\n".join(fence(f"- {g.kind}: {g.entity} {g.relation} ({g.reason})") for g in gaps),
-        issued="\n".join(fence(f"- {q}") for q in issued) or "(none)",
+        _BOUNDS.plan,
+        OfflineReasoner.plan,
+        _ask_plan,
+        "Write one micro-query per open gap (the graph's micro_query node runs it).",
     )
+)
 
 
 # --- generate ----------------------------------------------------------------------------
@@ -218,16 +288,16 @@ def cited_numbers(answer: AnswerOut) -> set[int]:
     return marked | set(answer.citations)
 
 
-def generate_request(
-    offline: OfflineReasoner,
+def _ask_generate(
     needs: QuestionNeeds,
     spans: Sequence[SpanText],
     gaps: Sequence[Gap],
-    aids: AnswerAids | None = None,
-) -> StepRequest[Any, Any] | StepOutcome[GeneratedAnswer]:
-    """Return the generate step (see :meth:`~sealgraph.reasoning.llm.LLMReasoner.generate`).
+    **_aids: Any,
+) -> Ask[AnswerOut, GeneratedAnswer]:
+    """See :meth:`~sealgraph.reasoning.llm.LLMReasoner.generate`.
 
-    Its reply's ``answer`` field streams as text (the request's ``stream``).
+    Its reply's ``answer`` field streams as text (the ask's ``stream``); the offline
+    reader's ``aids`` ask nothing of the model.
     """
     valid = {s.n for s in spans}
 
@@ -250,13 +320,18 @@ def generate_request(
         cited = tuple(sorted(cited_numbers(a) & valid))
         return GeneratedAnswer(unfence(a.answer), cited, a.insufficient)
 
-    return _request(
+    values = {"question": fence(needs.question), "context": passages_block(spans)}
+    return Ask(values, convert, check, stream=needs.question)
+
+
+GENERATE = register_step(
+    StepSpec(
         Step.GENERATE,
+        "generate",
         AnswerOut,
-        convert,
-        lambda: offline.generate(needs, spans, gaps, aids=aids),
-        check,
-        needs.question,  # the answer streams as text
-        question=fence(needs.question),
-        context=passages_block(spans),
+        _BOUNDS.generate,
+        OfflineReasoner.generate,
+        _ask_generate,
+        "Answer from the packed spans, citing them.",
     )
+)

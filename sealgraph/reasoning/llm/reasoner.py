@@ -1,24 +1,31 @@
-"""The LLM reasoner: each step's request (:mod:`._steps`) run by a :class:`._attempts.StepRunner`."""
+"""The LLM reasoner: any step's record (:mod:`._steps`) run by a :class:`._attempts.StepRunner`.
+
+Each built-in step keeps its own method (and its async twin), one line calling
+:meth:`LLMReasoner.run_step` with its record.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sealgraph.config import LLMConfig
+from sealgraph.errors import ConfigError
 from sealgraph.ledger.extract import PassageFeatures
 from sealgraph.ledger.gaps import Gap, NeedItem
 from sealgraph.ledger.gazetteer import Gazetteer
 from sealgraph.ledger.ledger import EntityLedger, Facts
 from sealgraph.ledger.needs import QuestionNeeds
 from sealgraph.reasoning.answer import AnswerAids, SpanText
-from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, Verdict
+from sealgraph.reasoning.base import GeneratedAnswer, LLMBudget, StepOutcome, StepSpec, Verdict
 from sealgraph.reasoning.llm import _steps
 from sealgraph.reasoning.llm._attempts import StepRunner
 from sealgraph.reasoning.llm._client import openai_chat_class, prepared_model
 from sealgraph.reasoning.offline import OfflineReasoner
 from sealgraph.repair.microqueries import MicroQuery
 from sealgraph.types import Chunk
+
+T = TypeVar("T")
 
 
 class LLMReasoner:
@@ -43,8 +50,15 @@ class LLMReasoner:
         model = prepared_model(model)
         cls = openai_chat_class()
         openai = cls is not None and isinstance(model, cls)
+        config = config or LLMConfig()
+        unknown = sorted(set(config.max_tokens.named()) - set(_steps.STEPS))
+        if unknown:
+            raise ConfigError(
+                f"llm.max_tokens.{unknown[0]}: no LLM step is named {unknown[0]!r}; "
+                f"the steps: {', '.join(_steps.STEPS)}"
+            )
         self.offline = OfflineReasoner()
-        self._runner = StepRunner(model, config or LLMConfig(), openai=openai)
+        self._runner = StepRunner(model, config, openai=openai)
 
     @property
     def model(self) -> Any:
@@ -59,6 +73,36 @@ class LLMReasoner:
     def structured_output_method(self) -> str | None:
         """Return the method remembered for this reasoner's model (None before one answered)."""
         return self._runner.methods.working()
+
+    # --- any step -----------------------------------------------------------------------
+
+    def run_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """Run LLM step ``spec`` (a record of :data:`~._steps.STEPS`) on the step's arguments.
+
+        One request (:func:`~._steps.step_request`) run with its attempts, retries and
+        bounds; when it fails, ``spec.offline`` runs on :attr:`offline` instead.
+        """
+        request = _steps.step_request(spec, self.offline, *args, **kwargs)
+        return self._runner.run(request, time_left, budget)
+
+    async def arun_step(
+        self,
+        spec: StepSpec[Any, T],
+        *args: Any,
+        time_left: float | None = None,
+        budget: LLMBudget | None = None,
+        **kwargs: Any,
+    ) -> StepOutcome[T]:
+        """:meth:`run_step`, awaiting the model (``ainvoke``)."""
+        request = _steps.step_request(spec, self.offline, *args, **kwargs)
+        return await self._runner.arun(request, time_left, budget)
 
     # --- the steps ----------------------------------------------------------------------
 
@@ -81,8 +125,7 @@ class LLMReasoner:
         retried, then the offline reading
         (:func:`~sealgraph.ledger.needs.question_needs`) is used instead.
         """
-        step = _steps.needs_request(self.offline, question, gazetteer)
-        return self._runner.run(step, time_left, budget)
+        return self.run_step(_steps.NEEDS, question, gazetteer, time_left=time_left, budget=budget)
 
     async def aneeds(
         self,
@@ -93,8 +136,9 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[QuestionNeeds]:
         """:meth:`needs`, awaiting the model (``ainvoke``)."""
-        step = _steps.needs_request(self.offline, question, gazetteer)
-        return await self._runner.arun(step, time_left, budget)
+        return await self.arun_step(
+            _steps.NEEDS, question, gazetteer, time_left=time_left, budget=budget
+        )
 
     def extract(
         self,
@@ -106,8 +150,9 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """One batched extraction call over the new passages, focused by the question."""
-        step = _steps.extract_request(self.offline, question, chunks, features)
-        return self._runner.run(step, time_left, budget)
+        return self.run_step(
+            _steps.EXTRACT, question, chunks, features, time_left=time_left, budget=budget
+        )
 
     async def aextract(
         self,
@@ -119,8 +164,9 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[Facts]:
         """:meth:`extract`, awaiting the model (``ainvoke``)."""
-        step = _steps.extract_request(self.offline, question, chunks, features)
-        return await self._runner.arun(step, time_left, budget)
+        return await self.arun_step(
+            _steps.EXTRACT, question, chunks, features, time_left=time_left, budget=budget
+        )
 
     def assess(
         self,
@@ -139,8 +185,9 @@ class LLMReasoner:
         others 0 (``Verdict.support``; None when it named no valid passage number).
         The graph keeps it for packing, which asks :meth:`support` for it.
         """
-        step = _steps.assess_request(self.offline, needs, items, features, ledger)
-        return self._runner.run(step, time_left, budget)
+        return self.run_step(
+            _steps.ASSESS, needs, items, features, ledger, time_left=time_left, budget=budget
+        )
 
     async def aassess(
         self,
@@ -153,8 +200,9 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[Verdict]:
         """:meth:`assess`, awaiting the model (``ainvoke``)."""
-        step = _steps.assess_request(self.offline, needs, items, features, ledger)
-        return await self._runner.arun(step, time_left, budget)
+        return await self.arun_step(
+            _steps.ASSESS, needs, items, features, ledger, time_left=time_left, budget=budget
+        )
 
     def support(
         self,
@@ -197,8 +245,9 @@ class LLMReasoner:
         A query that copies the prompt's example query is rejected (small models echo
         examples): the retry says so.
         """
-        step = _steps.plan_request(self.offline, needs, gaps, issued, doc_titles, limit)
-        return self._runner.run(step, time_left, budget)
+        return self.run_step(
+            _steps.PLAN, needs, gaps, issued, doc_titles, limit, time_left=time_left, budget=budget
+        )
 
     async def aplan(
         self,
@@ -212,8 +261,9 @@ class LLMReasoner:
         budget: LLMBudget | None = None,
     ) -> StepOutcome[list[MicroQuery]]:
         """:meth:`plan`, awaiting the model (``ainvoke``)."""
-        step = _steps.plan_request(self.offline, needs, gaps, issued, doc_titles, limit)
-        return await self._runner.arun(step, time_left, budget)
+        return await self.arun_step(
+            _steps.PLAN, needs, gaps, issued, doc_titles, limit, time_left=time_left, budget=budget
+        )
 
     def generate(
         self,
@@ -233,8 +283,9 @@ class LLMReasoner:
         span and no number that is not one. A rejected answer is retried with the
         reason, then the offline answer is used.
         """
-        step = _steps.generate_request(self.offline, needs, spans, gaps, aids)
-        return self._runner.run(step, time_left, budget)
+        return self.run_step(
+            _steps.GENERATE, needs, spans, gaps, aids=aids, time_left=time_left, budget=budget
+        )
 
     async def agenerate(
         self,
@@ -247,5 +298,6 @@ class LLMReasoner:
         aids: AnswerAids | None = None,
     ) -> StepOutcome[GeneratedAnswer]:
         """:meth:`generate`, awaiting the model (``ainvoke``)."""
-        step = _steps.generate_request(self.offline, needs, spans, gaps, aids)
-        return await self._runner.arun(step, time_left, budget)
+        return await self.arun_step(
+            _steps.GENERATE, needs, spans, gaps, aids=aids, time_left=time_left, budget=budget
+        )

@@ -16,7 +16,6 @@ from sealgraph.eval.methods import (
     default_pipeline,
     expand_evidence,
     get_method,
-    locate_packed_text,
     packed_ranges_from_trace,
     parse_methods,
     rewrite_query,
@@ -481,24 +480,6 @@ def test_declined_reads_the_answer_event_flag():
     assert declined_from_log([{**answer, "data": {"insufficient": True}}])
     assert not declined_from_log([{**answer, "data": {"insufficient": False}}])
     assert not declined_from_log([{"llm_calls": 0}])
-
-
-def test_locate_packed_text_prefers_the_evidence_occurrence():
-    twice = "Same. Other. Same. End."
-    chunks = [
-        Chunk("d#0", "d", "D", (), 0, 0, 13, twice[:13], 3, ((0, 6), (6, 13))),
-        Chunk("d#1", "d", "D", (), 1, 13, 23, twice[13:], 3, ((0, 6), (6, 10))),
-    ]
-
-    class Index:
-        def doc_chunks(self, doc_id):
-            return [c for c in chunks if c.doc_id == doc_id]
-
-    assert locate_packed_text(Index(), "d", "Same. ", ["d#1"]) == (13, 19)
-    assert locate_packed_text(Index(), "d", "Same. ", []) == (0, 6)
-    assert locate_packed_text(Index(), "d", "Other. Same. ", []) == (6, 19)
-    assert locate_packed_text(Index(), "d", "ame. ", []) is None  # not at a sentence start
-    assert locate_packed_text(Index(), "e", "Same. ", []) is None
 
 
 def test_flat_methods_pass_on_packed_ranges_and_declines():

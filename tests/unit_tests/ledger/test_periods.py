@@ -11,7 +11,13 @@ from sealgraph.ledger.corpus_needs import needs_in_corpus
 from sealgraph.ledger.gaps import gap_spec, need_items
 from sealgraph.ledger.knowledge import CorpusKnowledge
 from sealgraph.ledger.needs import question_needs
-from sealgraph.ledger.periods import DocPeriod, asked_periods, document_period
+from sealgraph.ledger.periods import (
+    DocPeriod,
+    asked_month_years,
+    asked_periods,
+    document_period,
+    month_years,
+)
 from sealgraph.repair.candidates import initial_hits
 from sealgraph.repair.microqueries import micro_queries
 
@@ -128,3 +134,15 @@ def test_the_words_that_picked_the_documents_are_no_relation_words(filings):
     assert {"legal", "proceedings"} <= set(latest.relation_terms)
     over = needs_of(filings, "How have Northwind's net sales changed across these quarters?")
     assert "quarters" not in over.relation_terms and "sales" in over.relation_terms
+
+
+def test_months_written_and_the_month_a_question_dates_what_it_asks_by():
+    assert month_years("On 3 March 2021, and May 5, 2019; April of 2020; may 2020") == {
+        (2021, 3),
+        (2019, 5),
+        (2020, 4),
+    }
+    assert asked_month_years("Who was appointed CFO in August 2021?") == {(2021, 8)}
+    # A period that picks the filing is no month of the event asked.
+    assert not asked_month_years("What was revenue for the quarter ending July 1, 2023?")
+    assert not asked_month_years("What did Apple report in Q2 2023?")

@@ -231,3 +231,32 @@ def test_a_span_without_its_heading_line_is_read_under_its_section():
     assert got.short == "5" and got.cited == (2,)
     got = answer("What is the default of the --jobs option?", [jobs, retries])
     assert got.short == "2" and got.cited == (1,)
+
+
+# --- a month the question dates what it asks by ----------------------------------------------
+
+EVENTS = SpanText(
+    4,
+    "events.md",
+    "Northwind Events",
+    "In March 2021, Northwind appointed Ada Moss as its Chief Financial Officer. "
+    "In November 2021, Northwind opened a second warehouse in Leeds.",
+)
+
+
+def test_an_answer_dated_another_month_than_asked_declines():
+    got = answer("Who did Northwind appoint as Chief Financial Officer in August 2021?", [EVENTS])
+    assert got.answer == DECLINED
+    assert "other months than the one asked (2021-08)" in got.missing
+
+
+def test_the_asked_month_written_in_the_cited_sentence_answers():
+    got = answer("Who did Northwind appoint as Chief Financial Officer in March 2021?", [EVENTS])
+    assert got.answer != DECLINED
+    assert "Ada Moss" in got.answer
+
+
+def test_a_sentence_that_writes_no_month_is_left_to_the_reader():
+    undated = SpanText(5, "cfo.md", "Northwind CFO", "Northwind appointed Ada Moss as its CFO.")
+    got = answer("Who did Northwind appoint as CFO in August 2021?", [undated])
+    assert got.answer != DECLINED and "Ada Moss" in got.answer

@@ -15,7 +15,6 @@ from sealgraph.index.folder._ann import (
     ANN_KIND,
     DEFAULT_PROBE,
     build_ann,
-    calibrate_probe,
     calibrated_probe,
     calibration_texts,
     list_labels,
@@ -24,7 +23,7 @@ from sealgraph.index.folder._ann import (
     renumbered,
     save_ann,
 )
-from sealgraph.index.folder._dense import DenseIndex
+from sealgraph.index.folder._dense import DenseIndex, calibrate_probe
 from sealgraph.types import Document
 
 
