@@ -12,7 +12,6 @@ when it is empty or a sealgraph index holding nothing but sealgraph's files
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -26,7 +25,13 @@ from sealgraph.index.derived import DERIVED_DIR, is_derived_file
 from sealgraph.index.folder._ann import ANN_FILE, LEGACY_ANN_FILES
 from sealgraph.index.folder._dense import DENSE_FILES, FAISS_FILE
 from sealgraph.index.folder._lexical import LEXICAL_DIR
-from sealgraph.index.folder._manifest import MANIFEST_FILE, foreign_entries, fsync_path, read_marker
+from sealgraph.index.folder._manifest import (
+    MANIFEST_FILE,
+    foreign_entries,
+    fsync_path,
+    read_marker,
+    sibling_folders,
+)
 from sealgraph.index.folder._store import DOCSTORE_FILE
 from sealgraph.ingest import WarnFn
 
@@ -215,16 +220,7 @@ def restore_interrupted(index_dir: Path, *, timeout: float, warn: WarnFn) -> Non
 
 def _leftovers(index_dir: Path, kind: str) -> list[Path]:
     # tempfile.mkdtemp appends 8 characters of [a-z0-9_] to the prefix.
-    pattern = re.compile(rf"\.{re.escape(index_dir.name)}\.{kind}-[a-z0-9_]{{8}}")
-    try:
-        entries = list(index_dir.parent.iterdir())
-    except OSError:
-        return []
-    return sorted(
-        entry
-        for entry in entries
-        if pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
-    )
+    return sibling_folders(index_dir, rf"{kind}-[a-z0-9_]{{8}}")
 
 
 def _marker_or_none(directory: Path) -> dict[str, Any] | None:

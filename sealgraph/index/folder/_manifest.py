@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,24 @@ def verify_files(
                 f"(changed or truncated); rebuild it with `sealgraph index PATH --index "
                 f"{directory} --replace`"
             )
+
+
+def sibling_folders(index_dir: Path, suffix: str) -> list[Path]:
+    """Folders beside ``index_dir`` named ``.NAME.<suffix>`` (a regex), sorted; no links.
+
+    How sealgraph finds the temporary, parked and partial folders it made itself next to
+    an index; an unreadable parent lists none.
+    """
+    pattern = re.compile(rf"\.{re.escape(index_dir.name)}\.{suffix}")
+    try:
+        entries = list(index_dir.parent.iterdir())
+    except OSError:
+        return []
+    return sorted(
+        entry
+        for entry in entries
+        if pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
 
 
 def fsync_tree(directory: Path) -> None:

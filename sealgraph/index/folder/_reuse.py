@@ -26,7 +26,12 @@ from sealgraph.index.embedders import (
     Embedder,
 )
 from sealgraph.index.folder._dense import VECTORS_FILE
-from sealgraph.index.folder._manifest import file_sha256, fsync_path, verify_files
+from sealgraph.index.folder._manifest import (
+    file_sha256,
+    fsync_path,
+    sibling_folders,
+    verify_files,
+)
 from sealgraph.index.folder._store import DOCSTORE_FILE, read_chunk_hashes
 from sealgraph.ingest import WarnFn
 
@@ -98,16 +103,7 @@ def partial_dir(index_dir: Path, embedder_name: str) -> Path:
 
 def partial_dirs(index_dir: Path) -> list[Path]:
     """Every folder with the naming of :func:`partial_dir` beside ``index_dir`` (any embedder)."""
-    pattern = re.compile(rf"\.{re.escape(index_dir.name)}\.partial-[0-9a-f]{{16}}")
-    try:
-        entries = list(index_dir.parent.iterdir())
-    except OSError:
-        return []
-    return sorted(
-        entry
-        for entry in entries
-        if pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
-    )
+    return sibling_folders(index_dir, "partial-[0-9a-f]{16}")
 
 
 def is_own_partial(directory: Path) -> bool:
