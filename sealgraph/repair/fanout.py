@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sealgraph.config import SealConfig
-from sealgraph.ledger.gaps import coverage_memo, need_items
+from sealgraph.ledger.gaps import coverage_memo
 from sealgraph.ledger.needs import focus_text
 from sealgraph.model import Gap, MicroQuery, NeedItem, QuestionNeeds, SetNeed, Slot
 from sealgraph.repair.candidates import gather_candidates, initial_hits, set_members
@@ -142,7 +142,7 @@ def repair_branch(
     hits = initial_hits(index, needs, config.k, config)
     slots = tuple(Slot(h.chunk_id, 0) for h in hits[: config.k])
     log = [(0, "retrieved", f"initial top-{config.k}", {"slots": [s.chunk_id for s in slots]})]
-    items = need_items(needs, knowledge.idf)
+    items = knowledge.need_items(needs)
     issued: list[str] = []
     blocklist: set[str] = set()
     loop, stop = 0, ""
