@@ -41,7 +41,7 @@ from sealgraph.index._documents import (
     pruned_source,
     stale_message,
 )
-from sealgraph.index._embed import embed_chunks
+from sealgraph.index._embed import embed_chunks, embedder_name
 from sealgraph.index._parallel import build_workers, process_documents
 from sealgraph.index._plan import _BuildPlan, manifest_lexicon, plan_documents, sealgraph_version
 from sealgraph.index._progress import ProgressFn, _StderrProgress
@@ -264,7 +264,7 @@ def _check_embedder(
     # still forbids another embedder.
     if existing is None:
         return
-    old = (existing.get("embedder") or {}).get("name")
+    old = embedder_name(existing)  # a manifest point may hold anything: read as _plan does
     new = resolved.name if resolved is not None else None
     if old != new:
         raise EmbedderMismatchError(
